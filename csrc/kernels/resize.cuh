@@ -1,0 +1,433 @@
+// 2-D resize of the last two dims of an NCHW tensor: every mode of F.interpolate and of
+// ONNX Resize-19, forward and deterministic backward.
+//
+// How it works: resize is separable, so each spatial axis is described by a small table
+// that gives, for every output index d, the first input index `first[d]`, the number of
+// input taps `count[d]` (0 = tf_crop_and_resize extrapolation) and the tap weights, with
+// taps that fall outside the input already clamped and merged (edge replication) or
+// dropped (exclude_outside / antialias). `resize_axis_entry` below is the only place
+// where the resize semantics live; the CUDA kernels, the CPU loops and the TensorRT
+// plugins all build their tables with it and then run the same gather loops.
+//
+// Includes neither torch nor TensorRT headers.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "../common/twinops_common.h"
+
+#if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
+#include <cuda_runtime.h>
+#endif
+
+namespace twinops {
+namespace resize {
+
+enum Mode : int32_t { kNearest = 0, kLinear = 1, kCubic = 2, kArea = 3 };
+
+enum CoordMode : int32_t {
+  kHalfPixel = 0,
+  kPytorchHalfPixel = 1,
+  kAlignCorners = 2,
+  kAsymmetric = 3,
+  kHalfPixelSymmetric = 4,
+  kTfCropAndResize = 5,
+};
+
+enum NearestMode : int32_t { kRoundPreferFloor = 0, kRoundPreferCeil = 1, kFloor = 2, kCeil = 3 };
+
+// One resized axis (H or W).
+struct Axis {
+  int64_t in = 0;   // input length
+  int64_t out = 0;  // output length
+  // pytorch == 1: ATen's optional scale factor (output/input); <= 0 means "not given",
+  //               the kernel then uses input/output, exactly as area_pixel_compute_scale.
+  // pytorch == 0: ONNX scale (output/input) as the ONNX reference uses it; <= 0 means
+  //               "derive from sizes", i.e. out / in in double.
+  double scale = 0.0;
+  float roi_start = 0.f;  // tf_crop_and_resize only, normalised [0, 1] coordinates
+  float roi_end = 1.f;
+};
+
+// Everything that defines the function computed (the TensorRT plugin serialises these
+// fields). Sizes of N and C are runtime shape, not semantics, and live in Geometry.
+struct Params {
+  Axis h, w;
+  int32_t mode = kNearest;
+  int32_t coord = kHalfPixel;
+  int32_t nearest = kRoundPreferFloor;
+  float cubic_a = -0.75f;
+  int32_t exclude_outside = 0;
+  int32_t antialias = 0;
+  // 1: F.interpolate arithmetic (float coordinates, multiply by input/output, ATen's
+  //    antialias window); 0: ONNX Resize-19 arithmetic (double coordinates, divide by scale).
+  int32_t pytorch = 0;
+  float extrapolation_value = 0.f;
+};
+
+// Runtime shape and element strides of an NCHW-indexed tensor (any memory layout).
+struct Geometry {
+  int64_t n = 0, c = 0;
+  int64_t in_stride[4] = {0, 0, 0, 0};   // input strides for (n, c, h, w)
+  int64_t out_stride[4] = {0, 0, 0, 0};  // output (forward) / grad_output (backward) strides
+};
+
+// ---------------------------------------------------------------------------------------
+// Host-side helpers (validation, table sizes, workspace layout)
+// ---------------------------------------------------------------------------------------
+
+// Returns nullptr when the params are valid, otherwise a message naming the offending field.
+const char* check_params(const Params& p);
+
+// ONNX attribute strings to enums. Return nullptr on success, else a message naming the
+// attribute and the accepted values.
+const char* parse_mode(const char* s, int32_t* out);
+const char* parse_coord(const char* s, int32_t* out);
+const char* parse_nearest(const char* s, int32_t* out);
+
+// Upper bound on the taps per output index along one axis.
+int32_t axis_taps(const Params& p, const Axis& a);
+
+struct Workspace {
+  // Byte offsets into one buffer. Per axis (0 = H, 1 = W):
+  // first[out] int32, count[out] int32, weight[out * taps] opmath, lo[in] int32, hi[in] int32.
+  size_t first[2], count[2], weight[2], lo[2], hi[2];
+  int32_t taps[2];
+  size_t bytes;
+};
+
+// `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse ranges.
+Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
+
+// ---------------------------------------------------------------------------------------
+// Per-element math (shared by CUDA kernels, CPU loops and plugins)
+// ---------------------------------------------------------------------------------------
+
+template <typename Acc>
+TWIN_HD Acc cubic_weight(Acc x, Acc a) {
+  // Keys cubic convolution; the same polynomials as ATen's cubic_convolution1/2.
+  x = x < Acc(0) ? -x : x;
+  if (x <= Acc(1)) return ((a + Acc(2)) * x - (a + Acc(3))) * x * x + Acc(1);
+  if (x < Acc(2)) return ((a * x - Acc(5) * a) * x + Acc(8) * a) * x - Acc(4) * a;
+  return Acc(0);
+}
+
+template <typename Acc>
+TWIN_HD Acc linear_weight(Acc x) {
+  x = x < Acc(0) ? -x : x;
+  return x < Acc(1) ? Acc(1) - x : Acc(0);
+}
+
+// ATen's area_pixel_compute_scale for opmath type Acc.
+template <typename Acc>
+TWIN_HD Acc pytorch_step(const Axis& a, bool align_corners) {
+  if (align_corners) {
+    return a.out > 1 ? static_cast<Acc>(a.in - 1) / static_cast<Acc>(a.out - 1) : Acc(0);
+  }
+  return a.scale > 0.0 ? static_cast<Acc>(1.0 / a.scale)
+                       : static_cast<Acc>(a.in) / static_cast<Acc>(a.out);
+}
+
+// ONNX source coordinate in double, operation for operation as onnx.reference computes it
+// (roi arithmetic is float32 there because roi arrives as a float32 tensor).
+// Sets *extrapolate for tf_crop_and_resize coordinates outside [0, in - 1].
+TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* extrapolate) {
+  const double scale = a.scale > 0.0 ? a.scale : static_cast<double>(a.out) / static_cast<double>(a.in);
+  const double out_w = scale * static_cast<double>(a.in);
+  const double y = static_cast<double>(d);
+  const double in1 = static_cast<double>(a.in - 1);
+  *extrapolate = false;
+  switch (p.coord) {
+    case kAlignCorners:
+      return out_w == 1.0 ? 0.0 : y * in1 / (out_w - 1.0);
+    case kAsymmetric:
+      return y / scale;
+    case kPytorchHalfPixel:
+      return out_w == 1.0 ? -0.5 : (y + 0.5) / scale - 0.5;
+    case kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(a.out) / out_w;
+      const double center = static_cast<double>(a.in) / 2.0;
+      const double offset = center * (1.0 - adjustment);
+      return offset + (y + 0.5) / scale - 0.5;
+    }
+    case kTfCropAndResize: {
+      const float extent = a.roi_end - a.roi_start;
+      double x;
+      if (out_w == 1.0) {
+        x = static_cast<double>(extent * static_cast<float>(a.in - 1) / 2.0f);
+      } else {
+        x = y * static_cast<double>(extent) * in1 / (out_w - 1.0);
+      }
+      x = x + static_cast<double>(a.roi_start * static_cast<float>(a.in - 1));
+      *extrapolate = x < 0.0 || x > in1;
+      return x;
+    }
+    case kHalfPixel:
+    default:
+      return (y + 0.5) / scale - 0.5;
+  }
+}
+
+// Fills the table entry of output index d along axis `a`: first[d], count[d] and
+// weight[d * taps .. d * taps + count). `taps` must be axis_taps(p, a).
+template <typename Acc>
+TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
+                               int32_t* first, int32_t* count, Acc* weight) {
+  Acc* w = weight + d * taps;
+  for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
+  const int64_t last_index = a.in - 1;
+
+  // Raw (unclamped) window [j0, j1]; weights come from `kernel` (0: nearest/box weight 1).
+  int64_t j0 = 0, j1 = 0;
+  Acc x = Acc(0);           // source coordinate the filter is centred on
+  Acc filter_scale = Acc(1);  // antialias stretch (1 when not antialiasing)
+  bool box = false;         // nearest / area: every tap has the same weight
+  bool normalise = p.antialias != 0 || p.exclude_outside != 0;
+  bool exclude = p.exclude_outside != 0;
+  bool pytorch_aa = false;  // filter argument ((j - center) + 0.5) * invscale, as ATen
+
+  if (p.mode == kArea) {
+    // adaptive_avg_pool2d's integer window.
+    j0 = (d * a.in) / a.out;
+    j1 = ((d + 1) * a.in + a.out - 1) / a.out - 1;
+    box = true;
+    normalise = true;
+    exclude = true;
+  } else if (p.pytorch) {
+    const bool align = p.coord == kAlignCorners;
+    const Acc r = pytorch_step<Acc>(a, align);
+    if (p.mode == kNearest) {
+      // ATen computes nearest indices in float whatever the opmath type.
+      const float rf = static_cast<float>(r);
+      const float src = p.coord == kHalfPixel ? (static_cast<float>(d) + 0.5f) * rf
+                                              : static_cast<float>(d) * rf;
+      int64_t idx = static_cast<int64_t>(floorf(src));
+      idx = idx < last_index ? idx : last_index;
+      j0 = j1 = idx;
+      box = true;
+    } else if (p.antialias) {
+      // ATen's _compute_indices_min_size_weights_aa (PIL's window).
+      const Acc half_taps = p.mode == kCubic ? Acc(2) : Acc(1);
+      // Mixed float/double promotions as in ATen's CPU code.
+      const Acc center = static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
+      const Acc support = r >= Acc(1) ? half_taps * r : half_taps;
+      filter_scale = r >= Acc(1) ? static_cast<Acc>(1.0 / static_cast<double>(r)) : Acc(1);
+      const int64_t max_size = static_cast<int64_t>(ceil(static_cast<double>(support))) * 2 + 1;
+      int64_t lo = static_cast<int64_t>(static_cast<double>(center - support) + 0.5);
+      lo = lo > 0 ? lo : 0;
+      int64_t hi = static_cast<int64_t>(static_cast<double>(center + support) + 0.5);
+      hi = hi < a.in ? hi : a.in;
+      int64_t size = clamp_index<int64_t>(hi - lo, 0, max_size);
+      j0 = lo;
+      j1 = lo + size - 1;
+      x = center;
+      pytorch_aa = true;
+      exclude = true;
+      normalise = true;
+    } else {
+      Acc src = align ? r * static_cast<Acc>(d) : r * (static_cast<Acc>(d) + Acc(0.5)) - Acc(0.5);
+      if (p.mode == kLinear && src < Acc(0)) src = Acc(0);
+      x = src;
+      const int64_t base = static_cast<int64_t>(floor(static_cast<double>(src)));
+      j0 = p.mode == kCubic ? base - 1 : base;
+      j1 = p.mode == kCubic ? base + 2 : base + 1;
+    }
+  } else {
+    bool extrapolate = false;
+    const double xd = onnx_coordinate(p, a, d, &extrapolate);
+    if (extrapolate) {
+      first[d] = 0;
+      count[d] = 0;
+      return;
+    }
+    const double fl = floor(xd);
+    const bool integral = xd == fl;
+    if (p.mode == kNearest) {
+      int64_t idx = static_cast<int64_t>(fl);
+      if (!integral) {
+        const double frac = xd - fl;
+        bool up = false;
+        switch (p.nearest) {
+          case kRoundPreferCeil: up = frac >= 0.5; break;
+          case kFloor: up = false; break;
+          case kCeil: up = true; break;
+          case kRoundPreferFloor:
+          default: up = frac > 0.5; break;
+        }
+        idx += up ? 1 : 0;
+      }
+      j0 = j1 = idx;
+      box = true;
+      normalise = false;
+      exclude = false;
+    } else {
+      // The reference centres its window on base = floor(x), or x - 1 when x is integral
+      // (ratio in (0, 1]); the taps are base + i, i in [start, 1 - start].
+      const int64_t base = static_cast<int64_t>(fl) - (integral ? 1 : 0);
+      x = static_cast<Acc>(xd);
+      const double half_taps = p.mode == kCubic ? 2.0 : 1.0;
+      double s = 1.0;
+      if (p.antialias) {
+        const double scale = a.scale > 0.0 ? a.scale : static_cast<double>(a.out) / static_cast<double>(a.in);
+        s = scale < 1.0 ? scale : 1.0;
+      }
+      filter_scale = static_cast<Acc>(s);
+      const int64_t start = static_cast<int64_t>(floor(-half_taps / s)) + 1;
+      j0 = base + start;
+      j1 = base + 1 - start;
+      // ONNX normalises antialias weights over the whole window (outside taps read the edge).
+    }
+  }
+
+  const int64_t c0 = clamp_index<int64_t>(j0, 0, last_index);
+  const int64_t c1 = clamp_index<int64_t>(j1, 0, last_index);
+  first[d] = static_cast<int32_t>(c0);
+  count[d] = static_cast<int32_t>(c1 - c0 + 1);
+  Acc total = Acc(0);
+  for (int64_t j = j0; j <= j1; ++j) {
+    const bool outside = j < 0 || j > last_index;
+    if (exclude && outside) continue;
+    Acc wt;
+    if (box) {
+      wt = Acc(1);
+    } else {
+      const Acc t = pytorch_aa ? static_cast<Acc>((static_cast<double>(static_cast<Acc>(j) - x) + 0.5) *
+                                                  static_cast<double>(filter_scale))
+                               : (static_cast<Acc>(j) - x) * filter_scale;
+      wt = p.mode == kCubic ? cubic_weight<Acc>(t, static_cast<Acc>(p.cubic_a)) : linear_weight<Acc>(t);
+    }
+    w[clamp_index<int64_t>(j, 0, last_index) - c0] += wt;
+    total += wt;
+  }
+  if (normalise && total != Acc(0)) {
+    for (int32_t k = 0; k < count[d]; ++k) w[k] /= total;
+  }
+}
+
+// Records, for every input index i touched by output d, the smallest and largest such d.
+// Min/max are order independent, so the inverse ranges (and the backward) are deterministic.
+TWIN_HD void invert_range_cpu(const int32_t* first, const int32_t* count, int64_t d, int32_t* lo,
+                              int32_t* hi) {
+  for (int32_t k = 0; k < count[d]; ++k) {
+    const int64_t i = first[d] + k;
+    const int32_t dd = static_cast<int32_t>(d);
+    if (dd < lo[i]) lo[i] = dd;
+    if (dd > hi[i]) hi[i] = dd;
+  }
+}
+
+// (n, c, y, x) of dense element `idx` of an NCHW-indexed tensor stored NCHW or NHWC.
+// Templated on the index type so CUDA kernels can use 32-bit division when it fits.
+template <typename I>
+TWIN_HD void decompose(I idx, I C, I H, I W, bool channels_last, I* n, I* c, I* y, I* x) {
+  if (channels_last) {
+    *c = idx % C;
+    idx /= C;
+    *x = idx % W;
+    idx /= W;
+    *y = idx % H;
+    *n = idx / H;
+  } else {
+    *x = idx % W;
+    idx /= W;
+    *y = idx % H;
+    idx /= H;
+    *c = idx % C;
+    *n = idx / C;
+  }
+}
+
+template <typename Acc>
+struct Tables {
+  const int32_t* first[2];
+  const int32_t* count[2];
+  const Acc* weight[2];
+  const int32_t* lo[2];
+  const int32_t* hi[2];
+  int32_t taps[2];
+};
+
+template <typename Acc>
+TWIN_HD Tables<Acc> tables_at(const Workspace& L, const void* base) {
+  const char* b = static_cast<const char*>(base);
+  Tables<Acc> t{};
+  for (int k = 0; k < 2; ++k) {
+    t.first[k] = reinterpret_cast<const int32_t*>(b + L.first[k]);
+    t.count[k] = reinterpret_cast<const int32_t*>(b + L.count[k]);
+    t.weight[k] = reinterpret_cast<const Acc*>(b + L.weight[k]);
+    t.lo[k] = reinterpret_cast<const int32_t*>(b + L.lo[k]);
+    t.hi[k] = reinterpret_cast<const int32_t*>(b + L.hi[k]);
+    t.taps[k] = L.taps[k];
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------
+// Gather loops for one element (used by the CUDA kernels and the CPU loops)
+// ---------------------------------------------------------------------------------------
+
+template <typename T, typename Acc>
+TWIN_HD Acc forward_element(const T* in, const Geometry& g, int64_t n, int64_t c, int64_t oy, int64_t ox,
+                            const int32_t* fy, const int32_t* cy, const Acc* wy, int32_t ty,
+                            const int32_t* fx, const int32_t* cx, const Acc* wx, int32_t tx,
+                            Acc extrapolation) {
+  const int32_t ny = cy[oy], nx = cx[ox];
+  if (ny == 0 || nx == 0) return extrapolation;
+  const T* plane = in + n * g.in_stride[0] + c * g.in_stride[1];
+  const int64_t y0 = fy[oy], x0 = fx[ox];
+  const Acc* wyr = wy + oy * ty;
+  const Acc* wxr = wx + ox * tx;
+  Acc acc = Acc(0);
+  for (int32_t ky = 0; ky < ny; ++ky) {
+    const T* row = plane + (y0 + ky) * g.in_stride[2] + x0 * g.in_stride[3];
+    Acc racc = Acc(0);
+    for (int32_t kx = 0; kx < nx; ++kx) {
+      racc += wxr[kx] * static_cast<Acc>(row[kx * g.in_stride[3]]);
+    }
+    acc += wyr[ky] * racc;
+  }
+  return acc;
+}
+
+// grad_input[n, c, iy, ix] = sum over outputs (oy, ox) that read (iy, ix) of
+// wy(oy -> iy) * wx(ox -> ix) * grad_output[n, c, oy, ox]; a gather, so no atomics.
+template <typename T, typename Acc>
+TWIN_HD Acc backward_element(const T* gout, const Geometry& g, int64_t n, int64_t c, int64_t iy, int64_t ix,
+                             const int32_t* fy, const int32_t* cy, const Acc* wy, int32_t ty,
+                             const int32_t* loy, const int32_t* hiy,
+                             const int32_t* fx, const int32_t* cx, const Acc* wx, int32_t tx,
+                             const int32_t* lox, const int32_t* hix) {
+  const T* plane = gout + n * g.out_stride[0] + c * g.out_stride[1];
+  Acc acc = Acc(0);
+  const int32_t dy0 = loy[iy], dy1 = hiy[iy], dx0 = lox[ix], dx1 = hix[ix];
+  for (int32_t dy = dy0; dy <= dy1; ++dy) {
+    const int64_t ky = iy - fy[dy];
+    if (ky < 0 || ky >= cy[dy]) continue;
+    const Acc wyv = wy[static_cast<int64_t>(dy) * ty + ky];
+    const T* row = plane + static_cast<int64_t>(dy) * g.out_stride[2];
+    Acc racc = Acc(0);
+    for (int32_t dx = dx0; dx <= dx1; ++dx) {
+      const int64_t kx = ix - fx[dx];
+      if (kx < 0 || kx >= cx[dx]) continue;
+      racc += wx[static_cast<int64_t>(dx) * tx + kx] * static_cast<Acc>(row[static_cast<int64_t>(dx) * g.out_stride[3]]);
+    }
+    acc += wyv * racc;
+  }
+  return acc;
+}
+
+#if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
+// CUDA launchers. `workspace` must hold workspace_layout(p, sizeof(opmath), backward).bytes
+// bytes. Outputs are dense: NCHW, or NHWC when `channels_last`. Return the launch status.
+template <typename T>
+cudaError_t forward_cuda(const Params& p, const Geometry& g, const T* input, T* output, bool channels_last,
+                         void* workspace, cudaStream_t stream);
+template <typename T>
+cudaError_t backward_cuda(const Params& p, const Geometry& g, const T* grad_output, T* grad_input,
+                          bool channels_last, void* workspace, cudaStream_t stream);
+#endif
+
+}  // namespace resize
+}  // namespace twinops

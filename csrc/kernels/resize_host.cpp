@@ -1,0 +1,136 @@
+// Host-side helpers of the resize kernels: validation, tap bounds, workspace layout.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "resize.cuh"
+
+namespace twinops {
+namespace resize {
+
+namespace {
+
+bool finite(double v) { return std::isfinite(v); }
+
+const char* check_axis(const Axis& a, const char* in_msg, const char* out_msg, const char* scale_msg) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (a.in < 1 || a.in > kMax) return in_msg;
+  if (a.out < 1 || a.out > kMax) return out_msg;
+  if (!finite(a.scale) || !finite(a.roi_start) || !finite(a.roi_end)) return scale_msg;
+  return nullptr;
+}
+
+size_t align_up(size_t v) { return (v + 15) & ~static_cast<size_t>(15); }
+
+template <size_t N>
+const char* parse_enum(const char* s, const char* const (&names)[N], int32_t* out, const char* msg) {
+  for (size_t i = 0; i < N; ++i) {
+    if (s != nullptr && std::strcmp(s, names[i]) == 0) {
+      *out = static_cast<int32_t>(i);
+      return nullptr;
+    }
+  }
+  return msg;
+}
+
+}  // namespace
+
+// Names in enum order: one table serves the torch frontend and the TensorRT plugins.
+const char* parse_mode(const char* s, int32_t* out) {
+  static const char* const names[] = {"nearest", "linear", "cubic", "area"};
+  return parse_enum(s, names, out, "mode must be one of nearest, linear, cubic, area");
+}
+
+const char* parse_coord(const char* s, int32_t* out) {
+  static const char* const names[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "half_pixel_symmetric", "tf_crop_and_resize"};
+  return parse_enum(s, names, out,
+                    "coordinate_transformation_mode must be one of half_pixel, pytorch_half_pixel, align_corners, "
+                    "asymmetric, half_pixel_symmetric, tf_crop_and_resize");
+}
+
+const char* parse_nearest(const char* s, int32_t* out) {
+  static const char* const names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  return parse_enum(s, names, out, "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+}
+
+const char* check_params(const Params& p) {
+  if (const char* m = check_axis(p.h, "input height must be in [1, 2^31 - 1]",
+                                 "output height must be in [1, 2^31 - 1]",
+                                 "scales / roi for the height axis must be finite"))
+    return m;
+  if (const char* m = check_axis(p.w, "input width must be in [1, 2^31 - 1]",
+                                 "output width must be in [1, 2^31 - 1]",
+                                 "scales / roi for the width axis must be finite"))
+    return m;
+  if (p.mode < kNearest || p.mode > kArea) return "mode must be one of nearest, linear, cubic, area";
+  if (p.coord < kHalfPixel || p.coord > kTfCropAndResize)
+    return "coordinate_transformation_mode must be one of half_pixel, pytorch_half_pixel, align_corners, "
+           "asymmetric, half_pixel_symmetric, tf_crop_and_resize";
+  if (p.nearest < kRoundPreferFloor || p.nearest > kCeil)
+    return "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor, ceil";
+  if (p.antialias != 0 && p.antialias != 1) return "antialias must be 0 or 1";
+  if (p.exclude_outside != 0 && p.exclude_outside != 1) return "exclude_outside must be 0 or 1";
+  if (p.pytorch != 0 && p.pytorch != 1) return "pytorch must be 0 or 1";
+  if (p.antialias && p.mode != kLinear && p.mode != kCubic)
+    return "antialias is only defined for linear and cubic modes";
+  if (!std::isfinite(p.cubic_a)) return "cubic_coeff_a must be finite";
+  if (p.pytorch && p.coord != kHalfPixel && p.coord != kAlignCorners && p.coord != kAsymmetric)
+    return "pytorch arithmetic supports only half_pixel, align_corners and asymmetric coordinates";
+  if (!p.pytorch && p.mode != kArea) {
+    // ONNX divides by the scale: it must be positive once derived.
+    if (p.h.scale < 0.0 || p.w.scale < 0.0) return "scales must be positive";
+  }
+  return nullptr;
+}
+
+int32_t axis_taps(const Params& p, const Axis& a) {
+  int64_t taps = 1;
+  const double half_taps = p.mode == kCubic ? 2.0 : 1.0;
+  if (p.mode == kArea) {
+    taps = (a.in + a.out - 1) / a.out + 1;
+  } else if (p.mode == kNearest) {
+    taps = 1;
+  } else if (p.antialias && p.pytorch) {
+    const double r = pytorch_step<double>(a, p.coord == kAlignCorners);
+    const double support = r >= 1.0 ? half_taps * r : half_taps;
+    taps = static_cast<int64_t>(std::ceil(support)) * 2 + 3;  // +2: float vs double support
+  } else if (p.antialias) {
+    const double scale = a.scale > 0.0 ? a.scale : static_cast<double>(a.out) / static_cast<double>(a.in);
+    const double s = scale < 1.0 ? scale : 1.0;
+    taps = 2 - 2 * (static_cast<int64_t>(std::floor(-half_taps / s)) + 1);
+  } else {
+    taps = p.mode == kCubic ? 4 : 2;
+  }
+  // Taps are clamped into [0, in - 1] and merged, so there are never more than `in`.
+  return static_cast<int32_t>(taps < a.in ? taps : a.in);
+}
+
+Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
+  Workspace ws{};
+  size_t off = 0;
+  const Axis* axes[2] = {&p.h, &p.w};
+  for (int k = 0; k < 2; ++k) {
+    const Axis& a = *axes[k];
+    ws.taps[k] = axis_taps(p, a);
+    ws.first[k] = off;
+    off = align_up(off + sizeof(int32_t) * a.out);
+    ws.count[k] = off;
+    off = align_up(off + sizeof(int32_t) * a.out);
+    ws.weight[k] = off;
+    off = align_up(off + opmath_bytes * a.out * ws.taps[k]);
+    if (backward) {
+      ws.lo[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+      ws.hi[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+    } else {
+      ws.lo[k] = ws.hi[k] = 0;
+    }
+  }
+  ws.bytes = off;
+  return ws;
+}
+
+}  // namespace resize
+}  // namespace twinops

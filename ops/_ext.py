@@ -1,0 +1,18 @@
+"""Loads the compiled extension twinops._C (the TORCH_LIBRARY registrations)."""
+import torch
+
+_BUILD_HINT = (
+    "twinops._C is not built. Build it from the repository root with\n"
+    "    pip install --no-build-isolation -e .\n"
+    "(CUDA kernels are built when torch has CUDA and nvcc is found; TWINOPS_CUDA=0/1 forces either way)."
+)
+
+try:
+    from twinops import _C  # noqa: F401  (import registers torch.ops.twinops.*)
+except ImportError as exc:  # pragma: no cover - exercised only on a broken install
+    raise ImportError(f"{_BUILD_HINT}\nOriginal error: {exc}") from exc
+
+
+def has_cuda_kernels() -> bool:
+    """True when twinops._C was built with its CUDA kernels."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key("twinops::resize", "CUDA")

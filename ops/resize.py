@@ -1,0 +1,544 @@
+"""Resize: the Python API over the one op ``torch.ops.twinops.resize``.
+
+Three entry points share that op:
+
+* :func:`interpolate` -- ``torch.nn.functional.interpolate`` for 4-D input (same signature,
+  same output sizes, same arithmetic).
+* :func:`resize` -- ONNX Resize-19 on 4-D NCHW input resizing H and W, every attribute.
+* :func:`dynamic_resize` -- bicubic resize to ``size_tensor.shape[-2:]`` (MMDeploy's
+  ``DynamicTRTResize`` contract).
+
+The op's attributes use the ONNX Resize names; ``pytorch=1`` selects F.interpolate's
+arithmetic (float coordinates, ATen's scale rules and antialias window).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import _ext  # noqa: F401  (registers torch.ops.twinops)
+
+__all__ = [
+    "interpolate",
+    "resize",
+    "dynamic_resize",
+    "Interpolate",
+    "Resize",
+    "DynamicResize",
+    "ResizeAttrs",
+    "INTERPOLATE_MODES",
+    "ONNX_MODES",
+    "COORDINATE_MODES",
+    "NEAREST_MODES",
+]
+
+INTERPOLATE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
+ONNX_MODES = ("nearest", "linear", "cubic")
+COORDINATE_MODES = (
+    "half_pixel",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "half_pixel_symmetric",
+    "tf_crop_and_resize",
+)
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
+
+
+@dataclass(frozen=True)
+class ResizeAttrs:
+    """The op's attributes (ONNX Resize names; exported verbatim as node attributes).
+
+    ``scales`` is per axis (H, W). With ``pytorch=1`` it is F.interpolate's scale factor
+    (0 = none given: the kernel uses in/out); with ``pytorch=0`` it is the ONNX scale
+    (0 = derived from the sizes as out/in). ``roi`` is (h_start, w_start, h_end, w_end).
+    """
+
+    mode: str = "nearest"
+    coordinate_transformation_mode: str = "half_pixel"
+    nearest_mode: str = "round_prefer_floor"
+    cubic_coeff_a: float = -0.75
+    exclude_outside: int = 0
+    antialias: int = 0
+    scales: tuple = (0.0, 0.0)
+    roi: tuple = (0.0, 0.0, 1.0, 1.0)
+    extrapolation_value: float = 0.0
+    pytorch: int = 0
+
+    def op_args(self) -> tuple:
+        return (
+            self.mode,
+            self.coordinate_transformation_mode,
+            self.nearest_mode,
+            float(self.cubic_coeff_a),
+            int(self.exclude_outside),
+            int(self.antialias),
+            [float(s) for s in self.scales],
+            [float(r) for r in self.roi],
+            float(self.extrapolation_value),
+            int(self.pytorch),
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# torch.library registrations: fake kernels and autograd (backward is its own op)
+# ---------------------------------------------------------------------------------------
+
+def _suggest_format(t: Tensor) -> torch.memory_format:
+    from torch._prims_common import suggest_memory_format
+
+    return suggest_memory_format(t)
+
+
+@torch.library.register_fake("twinops::resize")
+def _resize_fake(input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+                 exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+    torch._check(input.dim() == 4, lambda: "twinops.resize: input must be a 4-D (N, C, H, W) tensor")
+    shape = (input.shape[0], input.shape[1], output_size[0], output_size[1])
+    return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
+
+
+@torch.library.register_fake("twinops::resize_backward")
+def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformation_mode, nearest_mode,
+                          cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+    return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
+
+
+def _setup_resize(ctx, inputs, output):
+    ctx.input_shape = tuple(inputs[0].shape)
+    ctx.attrs = inputs[2:]
+
+
+def _resize_grad(ctx, grad):
+    return (torch.ops.twinops.resize_backward(grad, list(ctx.input_shape), *ctx.attrs),) + (None,) * 11
+
+
+def _setup_resize_backward(ctx, inputs, output):
+    ctx.grad_output_size = tuple(inputs[0].shape[2:])
+    ctx.attrs = inputs[2:]
+
+
+def _resize_backward_grad(ctx, grad):
+    # resize_backward is linear in grad_output; its adjoint is the forward resize.
+    return (torch.ops.twinops.resize(grad, list(ctx.grad_output_size), *ctx.attrs),) + (None,) * 11
+
+
+torch.library.register_autograd("twinops::resize", _resize_grad, setup_context=_setup_resize)
+torch.library.register_autograd("twinops::resize_backward", _resize_backward_grad,
+                                setup_context=_setup_resize_backward)
+
+
+def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs) -> Tensor:
+    return torch.ops.twinops.resize(input, list(output_size), *attrs.op_args())
+
+
+# ---------------------------------------------------------------------------------------
+# argument helpers
+# ---------------------------------------------------------------------------------------
+
+def _check_input(input, fn: str) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"twinops.{fn}: input must be a torch.Tensor, got {type(input).__name__}")
+    if input.dim() != 4:
+        raise ValueError(f"twinops.{fn}: input must be a 4-D (N, C, H, W) tensor, got {input.dim()}-D "
+                         f"with shape {tuple(input.shape)}")
+    if input.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        raise TypeError(f"twinops.{fn}: input must be float32, float64, float16 or bfloat16, got {input.dtype}")
+
+
+def _pair(value, name: str, fn: str, kind) -> tuple:
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise ValueError(f"twinops.{fn}: {name} must be a number or a pair (H, W), got {len(value)} values")
+        out = tuple(value)
+    else:
+        out = (value, value)
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, (numbers.Number, torch.SymInt, torch.SymFloat)):
+            raise TypeError(f"twinops.{fn}: {name} must contain {kind.__name__}s, got {type(v).__name__}")
+    return out
+
+
+def _to_list(value, name: str, fn: str) -> Optional[list]:
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        if value.dim() != 1:
+            raise ValueError(f"twinops.{fn}: {name} must be 1-D, got shape {tuple(value.shape)}")
+        return value.detach().cpu().tolist()
+    if isinstance(value, np.ndarray):
+        return value.reshape(-1).tolist()
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise TypeError(f"twinops.{fn}: {name} must be a sequence or a 1-D tensor, got {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------------
+# F.interpolate
+# ---------------------------------------------------------------------------------------
+
+def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias):
+    """Validates F.interpolate arguments; returns (output_size, ResizeAttrs)."""
+    fn = "interpolate"
+    _check_input(input, fn)
+    if mode not in INTERPOLATE_MODES:
+        raise ValueError(f"twinops.interpolate: mode must be one of {', '.join(INTERPOLATE_MODES)} for 4-D input, "
+                         f"got {mode!r}")
+    if align_corners is not None:
+        if mode not in ("bilinear", "bicubic"):
+            raise ValueError("twinops.interpolate: align_corners can only be set with mode 'bilinear' or 'bicubic', "
+                             f"got mode={mode!r}")
+        if not isinstance(align_corners, bool):
+            raise TypeError(f"twinops.interpolate: align_corners must be a bool, got {type(align_corners).__name__}")
+    align = bool(align_corners)
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"twinops.interpolate: antialias=True needs mode 'bilinear' or 'bicubic', got mode={mode!r}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("twinops.interpolate: exactly one of size and scale_factor must be given"
+                         + (", got both" if size is not None else ", got neither"))
+    in_hw = (input.shape[2], input.shape[3])
+    scales = (0.0, 0.0)
+    if size is not None:
+        if recompute_scale_factor is not None and recompute_scale_factor:
+            raise ValueError("twinops.interpolate: recompute_scale_factor is not meaningful with an explicit size")
+        out = _pair(size, "size", fn, int)
+        for v in out:
+            if isinstance(v, float) or (isinstance(v, numbers.Number) and not float(v).is_integer()):
+                raise TypeError(f"twinops.interpolate: size must contain ints, got {v!r}")
+        out = tuple(int(v) if isinstance(v, numbers.Number) else v for v in out)
+        for v in out:
+            if isinstance(v, int) and v <= 0:
+                raise ValueError(f"twinops.interpolate: size must be positive, got {tuple(out)}")
+    else:
+        sf = _pair(scale_factor, "scale_factor", fn, float)
+        for v in sf:
+            if not isinstance(v, (torch.SymFloat, torch.SymInt)) and not (math.isfinite(float(v)) and float(v) > 0):
+                raise ValueError(f"twinops.interpolate: scale_factor must be positive and finite, got {scale_factor!r}")
+        # ATen's rule: out = floor(in * s) in double; the scale reaches the kernel unless recomputed.
+        out = tuple(math.floor(torch.sym_float(i) * float(s)) for i, s in zip(in_hw, sf))
+        for v in out:
+            if isinstance(v, int) and v <= 0:
+                raise ValueError(f"twinops.interpolate: input size {tuple(in_hw)} times scale_factor {scale_factor!r} "
+                                 f"gives an empty output size {tuple(out)}")
+        if not recompute_scale_factor:
+            scales = tuple(float(s) for s in sf)
+    coord = "align_corners" if align else "half_pixel"
+    if mode == "nearest":
+        attrs = ResizeAttrs(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
+                            scales=scales, pytorch=1)
+    elif mode == "nearest-exact":
+        attrs = ResizeAttrs(mode="nearest", coordinate_transformation_mode="half_pixel",
+                            nearest_mode="round_prefer_ceil", scales=scales, pytorch=1)
+    elif mode == "area":
+        attrs = ResizeAttrs(mode="area", coordinate_transformation_mode="half_pixel", scales=(0.0, 0.0), pytorch=1)
+    else:
+        cubic = mode == "bicubic"
+        attrs = ResizeAttrs(mode="cubic" if cubic else "linear", coordinate_transformation_mode=coord,
+                            cubic_coeff_a=(-0.5 if antialias else -0.75) if cubic else -0.75,
+                            exclude_outside=int(bool(antialias)), antialias=int(bool(antialias)), scales=scales,
+                            pytorch=1)
+    return out, attrs
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+    """``torch.nn.functional.interpolate`` for 4-D input, computed by the twinops kernel.
+
+    Args:
+        input: (N, C, H, W) float32/float64/float16/bfloat16 tensor, any strides
+            (channels_last input gives channels_last output).
+        size: output (H_out, W_out), an int or a pair of positive ints. Exactly one of
+            ``size`` and ``scale_factor``.
+        scale_factor: a positive float or a pair; ``H_out = floor(H * s)`` in double.
+        mode: ``nearest`` (default), ``nearest-exact``, ``bilinear``, ``bicubic``, ``area``.
+        align_corners: bilinear/bicubic only; default None (= False).
+        recompute_scale_factor: when True the kernel uses in/out instead of 1/scale_factor.
+        antialias: bilinear/bicubic only; the PIL/ATen antialias filter (default False).
+
+    Returns:
+        (N, C, H_out, W_out) tensor, same dtype and device; differentiable (deterministic
+        backward, also under ``torch.use_deterministic_algorithms(True)``).
+    """
+    out, attrs = _interpolate_plan(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                                   antialias)
+    return _resize_op(input, out, attrs)
+
+
+# ---------------------------------------------------------------------------------------
+# ONNX Resize-19
+# ---------------------------------------------------------------------------------------
+
+def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_transformation_mode, cubic_coeff_a,
+                 exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode):
+    """Validates ONNX Resize-19 arguments; returns (output_size, ResizeAttrs)."""
+    fn = "resize"
+    _check_input(input, fn)
+    if mode not in ONNX_MODES:
+        raise ValueError(f"twinops.resize: mode must be one of {', '.join(ONNX_MODES)}, got {mode!r}")
+    if coordinate_transformation_mode not in COORDINATE_MODES:
+        raise ValueError("twinops.resize: coordinate_transformation_mode must be one of "
+                         f"{', '.join(COORDINATE_MODES)}, got {coordinate_transformation_mode!r}")
+    if nearest_mode not in NEAREST_MODES:
+        raise ValueError(f"twinops.resize: nearest_mode must be one of {', '.join(NEAREST_MODES)}, got {nearest_mode!r}")
+    if keep_aspect_ratio_policy not in ASPECT_POLICIES:
+        raise ValueError("twinops.resize: keep_aspect_ratio_policy must be one of "
+                         f"{', '.join(ASPECT_POLICIES)}, got {keep_aspect_ratio_policy!r}")
+    for name, v in (("antialias", antialias), ("exclude_outside", exclude_outside)):
+        if v not in (0, 1, True, False):
+            raise ValueError(f"twinops.resize: {name} must be 0 or 1, got {v!r}")
+    if antialias and mode == "nearest":
+        raise ValueError("twinops.resize: antialias=1 is not defined for mode 'nearest'")
+    if not math.isfinite(float(cubic_coeff_a)):
+        raise ValueError(f"twinops.resize: cubic_coeff_a must be finite, got {cubic_coeff_a!r}")
+
+    rank = 4
+    scales_l = _to_list(scales, "scales", fn)
+    sizes_l = _to_list(sizes, "sizes", fn)
+    roi_l = _to_list(roi, "roi", fn)
+    if scales_l is not None and len(scales_l) == 0:
+        scales_l = None  # ONNX allows an empty scales input next to sizes
+    if sizes_l is not None and len(sizes_l) == 0:
+        sizes_l = None
+    if (scales_l is None) == (sizes_l is None):
+        raise ValueError("twinops.resize: exactly one of scales and sizes must be given"
+                         + (", got both" if scales_l is not None else ", got neither"))
+    if axes is None:
+        axes_l = list(range(rank))
+    else:
+        axes_l = [int(a) for a in _to_list(axes, "axes", fn)]
+        for a in axes_l:
+            if not -rank <= a < rank:
+                raise ValueError(f"twinops.resize: axes must be in [-4, 3] for 4-D input, got {axes_l}")
+        axes_l = [a % rank for a in axes_l]
+        if len(set(axes_l)) != len(axes_l):
+            raise ValueError(f"twinops.resize: axes must not repeat, got {axes_l}")
+    given = scales_l if scales_l is not None else sizes_l
+    name = "scales" if scales_l is not None else "sizes"
+    if len(given) != len(axes_l):
+        raise ValueError(f"twinops.resize: {name} must have one entry per axis ({len(axes_l)}), got {len(given)}")
+    if keep_aspect_ratio_policy != "stretch" and sizes_l is None:
+        raise ValueError("twinops.resize: keep_aspect_ratio_policy applies only with sizes")
+
+    shape = [int(s) for s in input.shape]
+    full_roi = [0.0] * rank + [1.0] * rank
+    if roi_l is not None and len(roi_l) > 0:
+        if len(roi_l) != 2 * len(axes_l):
+            raise ValueError(f"twinops.resize: roi must have 2 * len(axes) = {2 * len(axes_l)} entries "
+                             f"(starts then ends), got {len(roi_l)}")
+        roi32 = np.asarray(roi_l, dtype=np.float32)
+        if not np.all(np.isfinite(roi32)):
+            raise ValueError(f"twinops.resize: roi must be finite, got {roi_l}")
+        for i, a in enumerate(axes_l):
+            full_roi[a] = float(roi32[i])
+            full_roi[rank + a] = float(roi32[len(axes_l) + i])
+    elif coordinate_transformation_mode == "tf_crop_and_resize":
+        raise ValueError("twinops.resize: coordinate_transformation_mode 'tf_crop_and_resize' needs roi")
+
+    # Per-dimension scale (double) and output size, exactly as onnx.reference computes them.
+    if scales_l is not None:
+        s32 = np.asarray(scales_l, dtype=np.float32)  # ONNX scales are a float32 tensor
+        if not np.all(np.isfinite(s32)) or np.any(s32 <= 0):
+            raise ValueError(f"twinops.resize: scales must be positive and finite, got {scales_l}")
+        scale = [1.0] * rank
+        for i, a in enumerate(axes_l):
+            scale[a] = float(s32[i])
+        out = [int(scale[d] * shape[d]) for d in range(rank)]
+    else:
+        for v in sizes_l:
+            if isinstance(v, float) and not v.is_integer():
+                raise TypeError(f"twinops.resize: sizes must be integers, got {sizes_l}")
+        req = list(shape)
+        for i, a in enumerate(axes_l):
+            req[a] = int(sizes_l[i])
+        if any(v <= 0 for v in req):
+            raise ValueError(f"twinops.resize: sizes must be positive, got {sizes_l}")
+        scale = [req[d] / shape[d] if shape[d] > 0 else 1.0 for d in range(rank)]
+        out = req
+        if keep_aspect_ratio_policy != "stretch":
+            pick = min if keep_aspect_ratio_policy == "not_larger" else max
+            s = pick(scale[a] for a in axes_l)
+            scale = [s if d in axes_l else 1.0 for d in range(rank)]
+            out = [int(s * shape[d] + 0.5) if d in axes_l else shape[d] for d in range(rank)]
+    for d in (0, 1):
+        if out[d] != shape[d] or not math.isclose(scale[d], 1.0):
+            raise ValueError(f"twinops.resize: only H and W (axes 2, 3) can be resized; the {name} for N and C "
+                             f"must leave them unchanged (input shape {tuple(shape)}, output shape {tuple(out)})")
+        if full_roi[d] != 0.0 or full_roi[rank + d] != 1.0:
+            if coordinate_transformation_mode == "tf_crop_and_resize":
+                raise ValueError("twinops.resize: roi may crop only H and W (axes 2, 3)")
+    if out[2] <= 0 or out[3] <= 0:
+        raise ValueError(f"twinops.resize: the output size {tuple(out)} is empty; scales {scales_l} are too small "
+                         f"for input {tuple(shape)}")
+    axis_scales = []
+    for d in (2, 3):
+        identity = (math.isclose(scale[d], 1.0) and out[d] == shape[d]
+                    and math.isclose(full_roi[d], 0.0) and math.isclose(full_roi[rank + d], 1.0))
+        # The reference skips identity axes; scale exactly 1 makes every mode an identity too.
+        axis_scales.append(1.0 if identity else scale[d])
+    use_roi = coordinate_transformation_mode == "tf_crop_and_resize"
+    attrs = ResizeAttrs(
+        mode=mode,
+        coordinate_transformation_mode=coordinate_transformation_mode,
+        nearest_mode=nearest_mode,
+        cubic_coeff_a=float(cubic_coeff_a),
+        exclude_outside=int(exclude_outside),
+        antialias=int(antialias),
+        scales=tuple(axis_scales),
+        roi=(full_roi[2], full_roi[3], full_roi[6], full_roi[7]) if use_roi else (0.0, 0.0, 1.0, 1.0),
+        extrapolation_value=float(extrapolation_value),
+        pytorch=0,
+    )
+    return (out[2], out[3]), attrs
+
+
+def resize(input: Tensor, roi=None, scales=None, sizes=None, *, antialias: int = 0, axes=None,
+           coordinate_transformation_mode: str = "half_pixel", cubic_coeff_a: float = -0.75,
+           exclude_outside: int = 0, extrapolation_value: float = 0.0, keep_aspect_ratio_policy: str = "stretch",
+           mode: str = "nearest", nearest_mode: str = "round_prefer_floor") -> Tensor:
+    """ONNX Resize-19 on a 4-D NCHW tensor (resizing H and W), computed by the twinops kernel.
+
+    Inputs and attributes have ONNX's names and defaults; results match
+    ``onnx.reference`` (coordinates in double, weights in the accumulation type).
+
+    Args:
+        input: (N, C, H, W) float32/float64/float16/bfloat16 tensor.
+        roi: starts then ends, ``2 * len(axes)`` values (normalised); only read by
+            ``tf_crop_and_resize``. A sequence or a 1-D tensor.
+        scales: one float32 scale per axis in ``axes`` (default all 4 dims; N and C must be 1).
+        sizes: one output length per axis in ``axes``. Exactly one of scales / sizes.
+        antialias: 1 stretches the linear/cubic filter by the scale when downsampling.
+        axes: subset of dims the scales/sizes/roi refer to (default all; negative allowed).
+        coordinate_transformation_mode: half_pixel (default), pytorch_half_pixel,
+            align_corners, asymmetric, half_pixel_symmetric, tf_crop_and_resize.
+        cubic_coeff_a: Keys coefficient for cubic (default -0.75).
+        exclude_outside: 1 gives taps outside the input zero weight and renormalises.
+        extrapolation_value: value of tf_crop_and_resize samples outside the input (default 0).
+        keep_aspect_ratio_policy: stretch (default), not_larger, not_smaller (sizes only).
+        mode: nearest (default), linear, cubic.
+        nearest_mode: round_prefer_floor (default), round_prefer_ceil, floor, ceil.
+
+    Returns:
+        (N, C, H_out, W_out) tensor; output sizes follow ONNX (``int(scale * length)`` with
+        scales, ``round(scale * length)`` under keep_aspect_ratio_policy).
+    """
+    out, attrs = _resize_plan(input, roi, scales, sizes, antialias, axes, coordinate_transformation_mode,
+                              cubic_coeff_a, exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode,
+                              nearest_mode)
+    return _resize_op(input, out, attrs)
+
+
+# ---------------------------------------------------------------------------------------
+# DynamicTRTResize (the classic size_tensor contract)
+# ---------------------------------------------------------------------------------------
+
+torch.library.define("twinops::dynamic_resize", "(Tensor input, Tensor size_tensor, int align_corners) -> Tensor")
+
+
+def _dynamic_attrs(align_corners: int) -> ResizeAttrs:
+    return ResizeAttrs(mode="cubic", coordinate_transformation_mode="align_corners" if align_corners else "half_pixel",
+                       cubic_coeff_a=-0.75, pytorch=1)
+
+
+@torch.library.impl("twinops::dynamic_resize", "CompositeExplicitAutograd")
+def _dynamic_resize_impl(input, size_tensor, align_corners):
+    return _resize_op(input, size_tensor.shape[-2:], _dynamic_attrs(align_corners))
+
+
+@torch.library.register_fake("twinops::dynamic_resize")
+def _dynamic_resize_fake(input, size_tensor, align_corners):
+    shape = (input.shape[0], input.shape[1], size_tensor.shape[-2], size_tensor.shape[-1])
+    return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
+
+
+def _setup_dynamic(ctx, inputs, output):
+    ctx.input_shape = tuple(inputs[0].shape)
+    ctx.align_corners = inputs[2]
+
+
+def _dynamic_grad(ctx, grad):
+    gi = torch.ops.twinops.resize_backward(grad, list(ctx.input_shape), *_dynamic_attrs(ctx.align_corners).op_args())
+    return gi, None, None
+
+
+torch.library.register_autograd("twinops::dynamic_resize", _dynamic_grad, setup_context=_setup_dynamic)
+
+
+def dynamic_resize(input: Tensor, size_tensor: Tensor, align_corners: bool = False) -> Tensor:
+    """Bicubic resize of ``input`` to ``size_tensor.shape[-2:]`` (MMDeploy DynamicTRTResize).
+
+    Equal to ``F.interpolate(input, size=size_tensor.shape[-2:], mode="bicubic",
+    align_corners=align_corners)``; only the shape of ``size_tensor`` is read, so an
+    exported model keeps a dynamic output size. Exports as node ``DynamicTRTResize``.
+
+    Args:
+        input: (N, C, H, W) floating tensor.
+        size_tensor: tensor of rank >= 2 on input's device; its last two dims are (H_out, W_out).
+        align_corners: as in F.interpolate (default False).
+    """
+    _check_input(input, "dynamic_resize")
+    if not isinstance(size_tensor, Tensor):
+        raise TypeError(f"twinops.dynamic_resize: size_tensor must be a torch.Tensor, got {type(size_tensor).__name__}")
+    if size_tensor.dim() < 2:
+        raise ValueError("twinops.dynamic_resize: size_tensor must have at least 2 dims (its last two are the output "
+                         f"H, W), got shape {tuple(size_tensor.shape)}")
+    if size_tensor.device != input.device:
+        raise ValueError(f"twinops.dynamic_resize: size_tensor is on {size_tensor.device} but input is on "
+                         f"{input.device}; both must be on the same device")
+    for v in size_tensor.shape[-2:]:
+        if isinstance(v, int) and v <= 0:
+            raise ValueError("twinops.dynamic_resize: size_tensor's last two dims (the output size) must be positive, "
+                             f"got {tuple(size_tensor.shape[-2:])}")
+    if not isinstance(align_corners, bool):
+        raise TypeError(f"twinops.dynamic_resize: align_corners must be a bool, got {type(align_corners).__name__}")
+    return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
+
+
+# ---------------------------------------------------------------------------------------
+# nn.Module wrappers
+# ---------------------------------------------------------------------------------------
+
+class Interpolate(torch.nn.Module):
+    """Module form of :func:`interpolate`; constructor takes its keyword arguments."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None, antialias: bool = False):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor, self.antialias = align_corners, recompute_scale_factor, antialias
+
+    def forward(self, input: Tensor) -> Tensor:
+        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                           self.recompute_scale_factor, self.antialias)
+
+    def extra_repr(self) -> str:
+        return (f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}, "
+                f"align_corners={self.align_corners}, antialias={self.antialias}")
+
+
+class Resize(torch.nn.Module):
+    """Module form of :func:`resize`; the constructor takes roi/scales/sizes and the attributes."""
+
+    def __init__(self, roi=None, scales=None, sizes=None, **attributes):
+        super().__init__()
+        self.roi, self.scales, self.sizes, self.attributes = roi, scales, sizes, dict(attributes)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return resize(input, self.roi, self.scales, self.sizes, **self.attributes)
+
+
+class DynamicResize(torch.nn.Module):
+    """Module form of :func:`dynamic_resize`: ``forward(input, size_tensor)``."""
+
+    def __init__(self, align_corners: bool = False):
+        super().__init__()
+        self.align_corners = align_corners
+
+    def forward(self, input: Tensor, size_tensor: Tensor) -> Tensor:
+        return dynamic_resize(input, size_tensor, self.align_corners)

@@ -1,0 +1,80 @@
+"""Builds twinops._C (torch custom ops, CPU and optionally CUDA).
+
+Environment:
+  TWINOPS_CUDA=1|0       force the CUDA build on / off (default: on when torch has CUDA and nvcc is found)
+  TORCH_CUDA_ARCH_LIST   GPU architectures, e.g. "9.0" (default here: "8.0;8.6;8.9;9.0+PTX")
+  MAX_JOBS               parallel compile jobs (ninja)
+"""
+import glob
+import os
+import shutil
+import sys
+
+from setuptools import setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0+PTX"
+
+
+def _rel(paths):
+    return sorted(os.path.relpath(p, HERE) for p in paths)
+
+
+def _want_cuda(torch):
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    forced = os.environ.get("TWINOPS_CUDA")
+    have_nvcc = CUDA_HOME is not None and shutil.which(os.path.join(CUDA_HOME, "bin", "nvcc")) is not None
+    if forced is not None:
+        if forced not in ("0", "1"):
+            sys.exit(f"twinops setup: TWINOPS_CUDA must be 0 or 1, got {forced!r}")
+        if forced == "1" and (torch.version.cuda is None or not have_nvcc):
+            sys.exit(
+                "twinops setup: TWINOPS_CUDA=1 but "
+                + ("this torch build has no CUDA" if torch.version.cuda is None else "nvcc was not found (set CUDA_HOME)")
+            )
+        return forced == "1"
+    return torch.version.cuda is not None and have_nvcc
+
+
+def _extensions():
+    import torch
+    from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+    kernels = os.path.join(HERE, "csrc", "kernels")
+    frontend = os.path.join(HERE, "csrc", "torch")
+    sources = _rel(glob.glob(os.path.join(kernels, "*.cpp")))
+    sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
+    cxx = ["-O3", "-std=c++17", "-Wall", "-Wno-unknown-pragmas"]
+    if _want_cuda(torch):
+        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_ARCH_LIST)
+        sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))
+        sources += _rel(glob.glob(os.path.join(kernels, "*.cu")))
+        print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
+        nvcc = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo"]
+        return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc},
+                              define_macros=[("TWINOPS_WITH_CUDA", "1")])]
+    print("twinops setup: building CPU-only (no CUDA torch or nvcc, or TWINOPS_CUDA=0)")
+    return [CppExtension("twinops._C", sources, extra_compile_args={"cxx": cxx})]
+
+
+def _cmdclass():
+    from torch.utils.cpp_extension import BuildExtension
+
+    return {"build_ext": BuildExtension.with_options(use_ninja=True)}
+
+
+setup(
+    name="twinops",
+    version="0.1.0",
+    description="CUDA kernels compiled twice: PyTorch custom ops and TensorRT plugins, with parity suites",
+    packages=["twinops"],
+    package_dir={"twinops": "ops"},
+    ext_modules=_extensions(),
+    cmdclass=_cmdclass(),
+    python_requires=">=3.10",
+    install_requires=["torch>=2.4", "numpy"],
+    extras_require={
+        "test": ["pytest", "hypothesis", "onnx", "onnxscript", "onnxruntime"],
+    },
+)
