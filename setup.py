@@ -16,6 +16,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0+PTX"
 
 
+def _default_cuda_home():
+    # torch finds CUDA through `which nvcc`; a /usr/local/bin/nvcc symlink then yields
+    # CUDA_HOME=/usr/local, which has no CUDA headers. Prefer the toolkit's own root.
+    if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH"):
+        if os.path.exists("/usr/local/cuda/include/cuda_runtime_api.h"):
+            os.environ["CUDA_HOME"] = "/usr/local/cuda"
+
+
 def _rel(paths):
     return sorted(os.path.relpath(p, HERE) for p in paths)
 
@@ -38,6 +46,7 @@ def _want_cuda(torch):
 
 
 def _extensions():
+    _default_cuda_home()
     import torch
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
@@ -45,13 +54,13 @@ def _extensions():
     frontend = os.path.join(HERE, "csrc", "torch")
     sources = _rel(glob.glob(os.path.join(kernels, "*.cpp")))
     sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
-    cxx = ["-O3", "-std=c++17", "-Wall", "-Wno-unknown-pragmas"]
+    cxx = ["-O3", "-Wall", "-Wno-unknown-pragmas"]
     if _want_cuda(torch):
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_ARCH_LIST)
         sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))
         sources += _rel(glob.glob(os.path.join(kernels, "*.cu")))
         print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
-        nvcc = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo"]
+        nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"]
         return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc},
                               define_macros=[("TWINOPS_WITH_CUDA", "1")])]
     print("twinops setup: building CPU-only (no CUDA torch or nvcc, or TWINOPS_CUDA=0)")

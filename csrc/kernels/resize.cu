@@ -9,6 +9,30 @@
 namespace twinops {
 namespace resize {
 
+template <>
+struct Convert<__half> {
+  template <typename Acc>
+  static __host__ __device__ Acc load(__half v) {
+    return static_cast<Acc>(__half2float(v));
+  }
+  template <typename Acc>
+  static __host__ __device__ __half store(Acc v) {
+    return __float2half_rn(static_cast<float>(v));
+  }
+};
+
+template <>
+struct Convert<__nv_bfloat16> {
+  template <typename Acc>
+  static __host__ __device__ Acc load(__nv_bfloat16 v) {
+    return static_cast<Acc>(__bfloat162float(v));
+  }
+  template <typename Acc>
+  static __host__ __device__ __nv_bfloat16 store(Acc v) {
+    return __float2bfloat16_rn(static_cast<float>(v));
+  }
+};
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -47,7 +71,7 @@ __global__ void forward_kernel(Geometry g, Tables<Acc> t, I OH, I OW, const T* _
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, oy, ox;
     decompose<I>(idx, static_cast<I>(g.c), OH, OW, channels_last, &n, &c, &oy, &ox);
-    out[idx] = static_cast<T>(forward_element<T, Acc>(in, g, n, c, oy, ox, t.first[0], t.count[0], t.weight[0],
+    out[idx] = Convert<T>::template store<Acc>(forward_element<T, Acc>(in, g, n, c, oy, ox, t.first[0], t.count[0], t.weight[0],
                                                       t.taps[0], t.first[1], t.count[1], t.weight[1], t.taps[1],
                                                       extrapolation));
   }
@@ -60,7 +84,7 @@ __global__ void backward_kernel(Geometry g, Tables<Acc> t, I IH, I IW, const T* 
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, iy, ix;
     decompose<I>(idx, static_cast<I>(g.c), IH, IW, channels_last, &n, &c, &iy, &ix);
-    gin[idx] = static_cast<T>(backward_element<T, Acc>(gout, g, n, c, iy, ix, t.first[0], t.count[0], t.weight[0],
+    gin[idx] = Convert<T>::template store<Acc>(backward_element<T, Acc>(gout, g, n, c, iy, ix, t.first[0], t.count[0], t.weight[0],
                                                        t.taps[0], t.lo[0], t.hi[0], t.first[1], t.count[1],
                                                        t.weight[1], t.taps[1], t.lo[1], t.hi[1]));
   }

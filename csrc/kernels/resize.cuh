@@ -364,6 +364,21 @@ TWIN_HD Tables<Acc> tables_at(const Workspace& L, const void* base) {
   return t;
 }
 
+// Storage <-> accumulation conversions. Plain casts by default (float, double, c10 half
+// types on the CPU); resize.cu specialises them for __half / __nv_bfloat16 with intrinsics,
+// since torch builds CUDA code with __CUDA_NO_HALF_CONVERSIONS__.
+template <typename T>
+struct Convert {
+  template <typename Acc>
+  static TWIN_HD Acc load(T v) {
+    return static_cast<Acc>(v);
+  }
+  template <typename Acc>
+  static TWIN_HD T store(Acc v) {
+    return static_cast<T>(v);
+  }
+};
+
 // ---------------------------------------------------------------------------------------
 // Gather loops for one element (used by the CUDA kernels and the CPU loops)
 // ---------------------------------------------------------------------------------------
@@ -384,7 +399,7 @@ TWIN_HD Acc forward_element(const T* in, const Geometry& g, int64_t n, int64_t c
     const T* row = plane + (y0 + ky) * g.in_stride[2] + x0 * g.in_stride[3];
     Acc racc = Acc(0);
     for (int32_t kx = 0; kx < nx; ++kx) {
-      racc += wxr[kx] * static_cast<Acc>(row[kx * g.in_stride[3]]);
+      racc += wxr[kx] * Convert<T>::template load<Acc>(row[kx * g.in_stride[3]]);
     }
     acc += wyr[ky] * racc;
   }
@@ -411,7 +426,8 @@ TWIN_HD Acc backward_element(const T* gout, const Geometry& g, int64_t n, int64_
     for (int32_t dx = dx0; dx <= dx1; ++dx) {
       const int64_t kx = ix - fx[dx];
       if (kx < 0 || kx >= cx[dx]) continue;
-      racc += wx[static_cast<int64_t>(dx) * tx + kx] * static_cast<Acc>(row[static_cast<int64_t>(dx) * g.out_stride[3]]);
+      racc += wx[static_cast<int64_t>(dx) * tx + kx] *
+              Convert<T>::template load<Acc>(row[static_cast<int64_t>(dx) * g.out_stride[3]]);
     }
     acc += wyv * racc;
   }

@@ -86,7 +86,7 @@ at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size, c10:
   if (out.numel() == 0) return out;
   const resize::Geometry g = make_geometry(input, out);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_resize_cpu", [&] {
-    using Acc = typename resize::OpMath<scalar_t>::type;
+    using Acc = typename OpMath<scalar_t>::type;
     std::vector<char> ws(resize::workspace_layout(p, sizeof(Acc), false).bytes);
     resize::forward_cpu<scalar_t>(p, g, input.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), cl,
                                   ws.data(), parallel_for);
@@ -113,7 +113,7 @@ at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef in
   if (gin.numel() == 0) return gin;
   const resize::Geometry g = make_geometry(gin, grad_output);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_output.scalar_type(), "twinops_resize_bwd_cpu", [&] {
-    using Acc = typename resize::OpMath<scalar_t>::type;
+    using Acc = typename OpMath<scalar_t>::type;
     std::vector<char> ws(resize::workspace_layout(p, sizeof(Acc), true).bytes);
     resize::backward_cpu<scalar_t>(p, g, grad_output.const_data_ptr<scalar_t>(), gin.mutable_data_ptr<scalar_t>(),
                                    cl, ws.data(), parallel_for);

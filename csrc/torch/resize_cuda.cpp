@@ -1,6 +1,6 @@
 // CUDA registrations of twinops::resize / resize_backward (built only with CUDA).
 #define TWIN_WITH_CUDA_RUNTIME 1
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -48,7 +48,7 @@ at::Tensor resize_cuda(const at::Tensor& input, at::IntArrayRef output_size, c10
                   pack_args(mode, coord, nearest, cubic_coeff_a, exclude_outside, antialias, scales, roi,
                        extrapolation_value, pytorch));
   const c10::cuda::CUDAGuard guard(input.device());
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool cl = wants_channels_last(input);
   at::Tensor out = at::empty({input.size(0), input.size(1), output_size[0], output_size[1]},
                              input.options().memory_format(cl ? at::MemoryFormat::ChannelsLast
@@ -80,7 +80,7 @@ at::Tensor resize_backward_cuda(const at::Tensor& grad_output, at::IntArrayRef i
                   pack_args(mode, coord, nearest, cubic_coeff_a, exclude_outside, antialias, scales, roi,
                        extrapolation_value, pytorch));
   const c10::cuda::CUDAGuard guard(grad_output.device());
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool cl = wants_channels_last(grad_output);
   at::Tensor gin = at::empty(input_size, grad_output.options().memory_format(cl ? at::MemoryFormat::ChannelsLast
                                                                                 : at::MemoryFormat::Contiguous));
