@@ -219,7 +219,7 @@ def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, re
     else:
         sf = _pair(scale_factor, "scale_factor", fn, float)
         for v in sf:
-            if not isinstance(v, (torch.SymFloat, torch.SymInt)) and not (math.isfinite(float(v)) and float(v) > 0):
+            if not isinstance(v, (torch.SymFloat, torch.SymInt)) and not 0.0 < float(v) < math.inf:  # NaN fails too
                 raise ValueError(f"twinops.interpolate: scale_factor must be positive and finite, got {scale_factor!r}")
         # ATen's rule: out = floor(in * s) in double; the scale reaches the kernel unless recomputed.
         out = tuple(math.floor(torch.sym_float(i) * float(s)) for i, s in zip(in_hw, sf))

@@ -1,0 +1,495 @@
+"""ONNX export of the twinops resize ops (both torch exporters) and their onnx.reference kernels.
+
+Nodes (domain ``twinops``; the op_type is the TensorRT plugin name):
+
+* ``TwinopsResize(X, sizes) -> Y`` for ``torch.ops.twinops.resize``. ``sizes`` is a 1-D int64
+  tensor ``[H_out, W_out]``: a constant when the output size is static, computed from
+  ``Shape(X)`` when it follows a dynamic input size. Attributes: mode, coordinate_transformation_mode,
+  nearest_mode (STRING), cubic_coeff_a (FLOAT), exclude_outside, antialias (INT), scales (FLOATS, 2),
+  roi (FLOATS, 4), extrapolation_value (FLOAT), pytorch (INT) and
+  tensorrt_plugin_shape_input_indices (INTS = [1], so a TensorRT IPluginV3 receives the *values*
+  of ``sizes``).
+* ``DynamicTRTResize(input, size_tensor) -> output`` for ``torch.ops.twinops.dynamic_resize``,
+  attribute align_corners (INT); MMDeploy's contract (only ``size_tensor``'s shape is read).
+
+Usage::
+
+    model = twinops.export_onnx(net, (x,))                                    # dynamo exporter
+    torch.onnx.export(net, (x,), dynamo=True, custom_translation_table=twinops.onnx_translation_table())
+    torch.onnx.export(net, (x,), "m.onnx", dynamo=False)                      # symbolics are registered on import
+    onnx.reference.ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {...})
+
+onnx and onnxscript are imported lazily: importing this module needs neither.
+"""
+import io
+import math
+import os
+import warnings
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+
+from . import _ext  # noqa: F401  (registers torch.ops.twinops.resize)
+from . import resize as _resize  # noqa: F401  (defines torch.ops.twinops.dynamic_resize)
+
+__all__ = [
+    "DOMAIN",
+    "RESIZE_OP_TYPE",
+    "DYNAMIC_RESIZE_OP_TYPE",
+    "register_torchscript_symbolics",
+    "onnx_translation_table",
+    "onnx_reference_ops",
+    "export_onnx",
+]
+
+DOMAIN = "twinops"
+RESIZE_OP_TYPE = "TwinopsResize"
+DYNAMIC_RESIZE_OP_TYPE = "DynamicTRTResize"
+_DOMAIN_VERSION = 1
+
+# ONNX TensorProto data types (avoid importing onnx for three integers).
+_INT64, _DOUBLE = 7, 11
+
+
+# ---------------------------------------------------------------------------------------
+# shared attribute handling
+# ---------------------------------------------------------------------------------------
+
+def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Sequence, pytorch: int) -> List[float]:
+    """The ``scales`` attribute: the op's scales, warned about when float32 narrows them.
+
+    With ``pytorch=0`` a scale that equals out/in exactly (what twinops.resize derives from
+    ``sizes``) is written as 0, which the kernel and the reference define as "derived out/in in
+    double" -- the same number without the float32 rounding of the attribute.
+    """
+    out, narrowed = [], []
+    for axis, s in enumerate(scales):
+        s = float(s)
+        o, i = output_size[axis], input_hw[axis]
+        if not pytorch and s > 0 and isinstance(o, int):
+            # the traced input length, or the lengths it can have been when the axis is dynamic
+            lengths = [i] if isinstance(i, int) else [math.floor(o / s), math.floor(o / s) + 1]
+            if any(n > 0 and o / n == s for n in lengths):
+                s = 0.0
+        if float(np.float32(s)) != s:
+            narrowed.append(f"{s!r} (axis {'HW'[axis]}) -> {float(np.float32(s))!r}")
+        out.append(s)
+    if narrowed:
+        warnings.warn(
+            f"twinops ONNX export: scale {', '.join(narrowed)} is not representable in float32 and the "
+            "FLOATS attribute 'scales' narrows it, which can change results slightly; a scale that is a float32 "
+            "value (e.g. 2, 0.5, 1.25) exports exactly", UserWarning, stacklevel=3)
+    return out
+
+
+def _recompute_axes(scales: Sequence[float], output_size: Sequence, dynamic: Sequence[bool], pytorch: int) -> List[bool]:
+    """Axes whose output length must be recomputed in the graph as floor(in * scale) (double).
+
+    That is F.interpolate's rule, and twinops.interpolate stores the scale only when it gave
+    the output size, so ``pytorch=1`` with a scale > 0 on a dynamic axis is exactly that case.
+    """
+    return [bool(pytorch) and float(s) > 0 and d for s, d in zip(scales, dynamic)]
+
+
+# ---------------------------------------------------------------------------------------
+# TorchScript exporter (torch.onnx.export(..., dynamo=False))
+# ---------------------------------------------------------------------------------------
+
+_TS_REGISTERED = False
+
+
+def _ts_const(g, value: torch.Tensor):
+    return g.op("Constant", value_t=value)
+
+
+def _ts_original_list(g, index: int, fallback):
+    """The double values of a float[] argument from the traced node (the converted graph holds float32)."""
+    try:
+        value = g.original_node.inputsAt(index).toIValue()
+        if isinstance(value, (list, tuple)) and len(value) == len(fallback):
+            return [float(v) for v in value]
+    except Exception:  # noqa: BLE001 - any failure means "not available": use the float32 copy
+        pass
+    return [float(v) for v in fallback]
+
+
+def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+               exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+    from torch.onnx import symbolic_helper as sh
+
+    mode = sh._parse_arg(mode, "s")
+    ctm = sh._parse_arg(coordinate_transformation_mode, "s")
+    nearest_mode = sh._parse_arg(nearest_mode, "s")
+    cubic_coeff_a = sh._parse_arg(cubic_coeff_a, "f")
+    exclude_outside = sh._parse_arg(exclude_outside, "i")
+    antialias = sh._parse_arg(antialias, "i")
+    scales = _ts_original_list(g, 8, sh._parse_arg(scales, "fs"))
+    roi = [float(v) for v in sh._parse_arg(roi, "fs")]
+    extrapolation_value = sh._parse_arg(extrapolation_value, "f")
+    pytorch = sh._parse_arg(pytorch, "i")
+
+    # The tracer records SymInt[] as a constant (it cannot trace tensors inside an int list).
+    out = sh._maybe_get_const(output_size, "is")
+    if sh._is_value(out):
+        raise RuntimeError("twinops ONNX export (TorchScript): output_size must be a constant list of ints; "
+                           "use the dynamo exporter (dynamo=True) for symbolic output sizes")
+    out = [int(v) for v in out]
+    in_sizes = sh._get_tensor_sizes(input) or [None] * 4
+    in_hw = list(in_sizes[2:4])
+    dynamic = [v is None for v in in_hw]
+
+    node_scales = _node_scales(scales, out, in_hw, pytorch)
+    recompute = _recompute_axes(scales, out, dynamic, pytorch)
+    if any(recompute):
+        shape = g.op("Shape", input)
+        hw = g.op("Gather", shape, _ts_const(g, torch.tensor([2, 3], dtype=torch.int64)), axis_i=0)
+        hw = g.op("Cast", hw, to_i=_DOUBLE)
+        factor = [float(s) if r else 0.0 for s, r in zip(scales, recompute)]
+        computed = g.op("Cast", g.op("Floor", g.op("Mul", hw, _ts_const(g, torch.tensor(factor, dtype=torch.float64)))),
+                        to_i=_INT64)
+        if all(recompute):
+            sizes = computed
+        else:  # mix: the static axis keeps its constant
+            keep = torch.tensor([0 if r else 1 for r in recompute], dtype=torch.int64)
+            static = torch.tensor([0 if r else o for o, r in zip(out, recompute)], dtype=torch.int64)
+            sizes = g.op("Add", g.op("Mul", computed, _ts_const(g, 1 - keep)), _ts_const(g, static))
+    else:
+        sizes = _ts_const(g, torch.tensor(out, dtype=torch.int64))
+
+    y = g.op(f"{DOMAIN}::{RESIZE_OP_TYPE}", input, sizes,
+             mode_s=mode, coordinate_transformation_mode_s=ctm, nearest_mode_s=nearest_mode,
+             cubic_coeff_a_f=cubic_coeff_a, exclude_outside_i=exclude_outside, antialias_i=antialias,
+             scales_f=node_scales, roi_f=roi, extrapolation_value_f=extrapolation_value, pytorch_i=pytorch,
+             tensorrt_plugin_shape_input_indices_i=[1])
+    out_hw = [None if r else o for o, r in zip(out, recompute)]
+    y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + out_hw))
+    return y
+
+
+def _ts_dynamic_resize(g, input, size_tensor, align_corners):
+    from torch.onnx import symbolic_helper as sh
+
+    y = g.op(f"{DOMAIN}::{DYNAMIC_RESIZE_OP_TYPE}", input, size_tensor,
+             align_corners_i=sh._parse_arg(align_corners, "i"))
+    in_sizes = sh._get_tensor_sizes(input) or [None] * 4
+    size_sizes = sh._get_tensor_sizes(size_tensor) or [None, None]
+    y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + list(size_sizes[-2:])))
+    return y
+
+
+def register_torchscript_symbolics() -> None:
+    """Registers the TorchScript-exporter symbolics of twinops::resize and twinops::dynamic_resize.
+
+    Idempotent; runs when twinops.onnx_export is imported. Covers every opset the TorchScript
+    exporter supports (7 and up). Static output sizes export as a constant ``sizes`` input. With
+    ``dynamic_axes`` on H/W, an output size that twinops.interpolate derived from ``scale_factor``
+    (``pytorch=1``, scale > 0) is rebuilt in the graph as ``floor(Shape(X)[2:4] * scale)`` in double;
+    any other output size stays the constant seen while tracing (the tracer records the op's
+    SymInt[] as constants).
+    """
+    global _TS_REGISTERED
+    if _TS_REGISTERED:
+        return
+    from torch.onnx import register_custom_op_symbolic
+
+    register_custom_op_symbolic("twinops::resize", _ts_resize, 7)
+    register_custom_op_symbolic("twinops::dynamic_resize", _ts_dynamic_resize, 7)
+    _TS_REGISTERED = True
+
+
+# ---------------------------------------------------------------------------------------
+# dynamo exporter (torch.onnx.export(..., dynamo=True))
+# ---------------------------------------------------------------------------------------
+
+_TABLE: Optional[Dict[Any, Any]] = None
+_FLOAT_TYPES = ["tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)"]
+
+
+def _schemas():
+    """onnx OpSchemas of the two nodes (not registered globally: onnxscript only needs them to build nodes)."""
+    from onnx.defs import OpSchema
+
+    A = OpSchema.AttrType
+    P = OpSchema.FormalParameter
+    resize = OpSchema(
+        RESIZE_OP_TYPE, DOMAIN, _DOMAIN_VERSION, "twinops resize (ONNX Resize-19 or F.interpolate arithmetic)",
+        inputs=[P("X", "T"), P("sizes", "tensor(int64)")],
+        outputs=[P("Y", "T")],
+        type_constraints=[("T", _FLOAT_TYPES, "floating input and output")],
+        attributes=[
+            OpSchema.Attribute("mode", A.STRING, required=True),
+            OpSchema.Attribute("coordinate_transformation_mode", A.STRING, required=True),
+            OpSchema.Attribute("nearest_mode", A.STRING, required=True),
+            OpSchema.Attribute("cubic_coeff_a", A.FLOAT, required=True),
+            OpSchema.Attribute("exclude_outside", A.INT, required=True),
+            OpSchema.Attribute("antialias", A.INT, required=True),
+            OpSchema.Attribute("scales", A.FLOATS, required=True),
+            OpSchema.Attribute("roi", A.FLOATS, required=True),
+            OpSchema.Attribute("extrapolation_value", A.FLOAT, required=True),
+            OpSchema.Attribute("pytorch", A.INT, required=True),
+            OpSchema.Attribute("tensorrt_plugin_shape_input_indices", A.INTS, required=True),
+        ],
+    )
+    dynamic = OpSchema(
+        DYNAMIC_RESIZE_OP_TYPE, DOMAIN, _DOMAIN_VERSION, "bicubic resize to size_tensor.shape[-2:] (MMDeploy)",
+        inputs=[P("input", "T"), P("size_tensor", "T1")],
+        outputs=[P("output", "T")],
+        type_constraints=[("T", _FLOAT_TYPES, "floating input and output"),
+                          ("T1", _FLOAT_TYPES + ["tensor(int64)", "tensor(int32)", "tensor(uint8)", "tensor(bool)"],
+                           "any size_tensor (only its shape is read)")],
+        attributes=[OpSchema.Attribute("align_corners", A.INT, required=True)],
+    )
+    return resize, dynamic
+
+
+def _build_translation_table() -> Dict[Any, Any]:
+    import onnxscript
+    from onnxscript import ir
+    from onnxscript import opset18 as op
+
+    resize_schema, dynamic_schema = _schemas()
+    opset = onnxscript.values.Opset(DOMAIN, _DOMAIN_VERSION)
+    resize_op = onnxscript.values.Op(opset, RESIZE_OP_TYPE, resize_schema)
+    dynamic_op = onnxscript.values.Op(opset, DYNAMIC_RESIZE_OP_TYPE, dynamic_schema)
+
+    def _static(v) -> bool:
+        return isinstance(v, (int, np.integer))
+
+    def twinops_resize(input, output_size, mode: str, coordinate_transformation_mode: str, nearest_mode: str,
+                       cubic_coeff_a: float, exclude_outside: int, antialias: int, scales: Sequence[float],
+                       roi: Sequence[float], extrapolation_value: float, pytorch: int):
+        shape = input.shape
+        in_hw = [shape[d] if shape is not None and isinstance(shape[d], int) else None for d in (2, 3)]
+        out = [int(v) if _static(v) else v for v in output_size]
+        node_scales = _node_scales(scales, out, in_hw, pytorch)
+        # torchlib computes floor(sym_float(h) * s) in float32; F.interpolate does it in double.
+        recompute = _recompute_axes(scales, out, [not _static(v) for v in out], pytorch)
+        if any(recompute):
+            hw = op.Cast(op.Gather(op.Shape(input), op.Constant(value_ints=[2, 3]), axis=0), to=_DOUBLE)
+            factor = np.array([float(s) if r else 0.0 for s, r in zip(scales, recompute)], dtype=np.float64)
+            computed = op.Cast(op.Floor(op.Mul(hw, op.Constant(value=ir.tensor(factor)))), to=_INT64)
+            if all(recompute):
+                sizes = computed
+            else:  # mix: the other axis keeps its int or INT64 scalar
+                sizes = [op.Gather(computed, op.Constant(value_int=i), axis=0) if r else v
+                         for i, (v, r) in enumerate(zip(out, recompute))]
+        else:
+            sizes = out  # ints and INT64 scalars: the exporter concatenates them into a 1-D int64 tensor
+        return resize_op(input, sizes, mode=mode, coordinate_transformation_mode=coordinate_transformation_mode,
+                         nearest_mode=nearest_mode, cubic_coeff_a=float(cubic_coeff_a),
+                         exclude_outside=int(exclude_outside), antialias=int(antialias), scales=node_scales,
+                         roi=[float(r) for r in roi], extrapolation_value=float(extrapolation_value),
+                         pytorch=int(pytorch), tensorrt_plugin_shape_input_indices=[1])
+
+    def twinops_dynamic_resize(input, size_tensor, align_corners: int):
+        return dynamic_op(input, size_tensor, align_corners=int(align_corners))
+
+    return {
+        torch.ops.twinops.resize.default: twinops_resize,
+        torch.ops.twinops.dynamic_resize.default: twinops_dynamic_resize,
+    }
+
+
+def onnx_translation_table() -> Dict[Any, Any]:
+    """Translation functions for ``torch.onnx.export(..., dynamo=True, custom_translation_table=...)``.
+
+    Returns ``{torch.ops.twinops.resize.default: fn, torch.ops.twinops.dynamic_resize.default: fn}``
+    (a fresh dict each call; merge it with your own entries). Needs onnx and onnxscript.
+
+    ``output_size`` reaches the resize function as python ints (static) or INT64 scalar values
+    (symbolic, from ``dynamic_shapes``); they become the 1-D int64 ``sizes`` input. Symbolic sizes
+    that twinops.interpolate derived from ``scale_factor`` are recomputed as
+    ``floor(Shape(X)[2:4] * scale)`` in double, because torchlib evaluates ``sym_float`` in float32.
+    """
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _build_translation_table()
+    return dict(_TABLE)
+
+
+# ---------------------------------------------------------------------------------------
+# export helper
+# ---------------------------------------------------------------------------------------
+
+def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
+    """Exports ``model`` to ONNX with the twinops nodes and returns the ``onnx.ModelProto``.
+
+    Args:
+        model: an ``nn.Module`` (or anything ``torch.onnx.export`` accepts).
+        args: tuple of example inputs.
+        f: optional path or binary file object; the model is also written there.
+        dynamo: True (default) uses the torch.export-based exporter with
+            :func:`onnx_translation_table` merged under any ``custom_translation_table`` given;
+            False uses the TorchScript exporter after :func:`register_torchscript_symbolics`.
+        **kwargs: passed to ``torch.onnx.export`` (``dynamic_shapes=`` for dynamo,
+            ``dynamic_axes=``/``input_names=`` for TorchScript, ``opset_version=`` ...).
+
+    Returns:
+        ``onnx.ModelProto`` (opset_import includes domain ``twinops`` version 1).
+    """
+    import onnx
+
+    if dynamo:
+        table = onnx_translation_table()
+        table.update(kwargs.pop("custom_translation_table", None) or {})
+        kwargs.setdefault("verbose", False)
+        program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+        proto = program.model_proto
+    else:
+        register_torchscript_symbolics()
+        buffer = io.BytesIO()
+        torch.onnx.export(model, args, buffer, dynamo=False, **kwargs)
+        proto = onnx.load_from_string(buffer.getvalue())
+    if f is not None:
+        if isinstance(f, (str, os.PathLike)):
+            onnx.save(proto, f)
+        else:
+            f.write(proto.SerializeToString())
+    return proto
+
+
+# ---------------------------------------------------------------------------------------
+# onnx.reference kernels (independent of the twinops kernels)
+# ---------------------------------------------------------------------------------------
+
+_REFERENCE_OPS: Optional[list] = None
+
+
+def _aten_resize(x: np.ndarray, sizes, mode, ctm, cubic_coeff_a, antialias, scales) -> np.ndarray:
+    """pytorch=1: ATen's CPU upsample kernels in float64 with both output size and scale factors."""
+    t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+    out = [int(v) for v in sizes]
+    sh, sw = [float(s) if float(s) > 0 else None for s in scales]
+    aten = torch.ops.aten
+    align = ctm == "align_corners"
+    if mode == "area":
+        y = aten.adaptive_avg_pool2d(t, out)
+    elif mode == "nearest":
+        if ctm == "asymmetric":
+            y = aten.upsample_nearest2d(t, out, sh, sw)
+        elif ctm == "half_pixel":
+            y = aten._upsample_nearest_exact2d(t, out, sh, sw)
+        else:
+            raise NotImplementedError(f"TwinopsResize reference: pytorch=1 nearest with {ctm!r}")
+    elif mode in ("linear", "cubic"):
+        if ctm not in ("half_pixel", "align_corners"):
+            raise NotImplementedError(f"TwinopsResize reference: pytorch=1 {mode} with {ctm!r}")
+        want_a = -0.5 if (antialias and mode == "cubic") else -0.75
+        if mode == "cubic" and not math.isclose(cubic_coeff_a, want_a):
+            raise NotImplementedError(f"TwinopsResize reference: pytorch=1 cubic needs cubic_coeff_a={want_a}")
+        fn = {("linear", 0): aten.upsample_bilinear2d, ("cubic", 0): aten.upsample_bicubic2d,
+              ("linear", 1): aten._upsample_bilinear2d_aa, ("cubic", 1): aten._upsample_bicubic2d_aa}[
+            (mode, int(bool(antialias)))]
+        y = fn(t, out, align, sh, sw)
+    else:
+        raise NotImplementedError(f"TwinopsResize reference: unknown mode {mode!r}")
+    return y.numpy()
+
+
+def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, exclude_outside, antialias, scales,
+                 roi, extrapolation_value) -> np.ndarray:
+    """pytorch=0: onnx.reference's Resize arithmetic, per axis with the node's scale and output length."""
+    from onnx.reference.ops import op_resize as R
+
+    if mode == "nearest":
+        if antialias:
+            raise ValueError("TwinopsResize reference: antialias is not defined for nearest")
+
+        def coeffs(ratio, scale):
+            return R._nearest_coeffs(ratio, mode=nearest_mode)
+    elif mode == "cubic":
+        cubic = R._cubic_coeffs_antialias if antialias else R._cubic_coeffs
+
+        def coeffs(ratio, scale):
+            return cubic(ratio, scale, A=cubic_coeff_a)
+    elif mode == "linear":
+        coeffs = R._linear_coeffs_antialias if antialias else R._linear_coeffs
+    else:
+        raise ValueError(f"TwinopsResize reference: unknown mode {mode!r}")
+
+    out = [int(v) for v in sizes]
+    tf = ctm == "tf_crop_and_resize"
+    axis_roi = [(float(roi[0]), float(roi[2])), (float(roi[1]), float(roi[3]))]
+    axis_scale = [float(s) if float(s) > 0 else out[i] / x.shape[2 + i] for i, s in enumerate(scales)]
+    if hasattr(R, "_interpolate_1d_along_axis"):
+        result = x.astype(np.float64)
+        for i, axis in enumerate((2, 3)):
+            r0, r1 = axis_roi[i] if tf else (0.0, 1.0)
+            if (math.isclose(axis_scale[i], 1.0) and out[i] == result.shape[axis]
+                    and math.isclose(r0, 0.0) and math.isclose(r1, 1.0)):
+                continue  # onnx.reference skips identity axes
+            result = R._interpolate_1d_along_axis(
+                result, axis, axis_scale[i], out[i], coeffs, roi=[r0, r1] if tf else None,
+                extrapolation_value=float(extrapolation_value), coordinate_transformation_mode=ctm,
+                exclude_outside=bool(exclude_outside))
+    else:  # older onnx: the n-d helper, scales per dim when given, else sizes
+        full_roi = [0.0, 0.0, axis_roi[0][0], axis_roi[1][0], 1.0, 1.0, axis_roi[0][1], axis_roi[1][1]] if tf else None
+        given = all(float(s) > 0 for s in scales)
+        result = R._interpolate_nd(
+            x, coeffs, output_size=None if given else [x.shape[0], x.shape[1]] + out,
+            scale_factors=[1.0, 1.0] + axis_scale if given else None, roi=full_roi,
+            exclude_outside=bool(exclude_outside), coordinate_transformation_mode=ctm,
+            extrapolation_value=float(extrapolation_value))
+        if list(result.shape[2:]) != out:
+            raise RuntimeError(f"TwinopsResize reference: output {result.shape} does not match sizes {out}")
+    return result
+
+
+def _build_reference_ops() -> list:
+    from onnx.reference.op_run import OpRun
+
+    class TwinopsResize(OpRun):
+        """onnx.reference kernel of twinops::TwinopsResize."""
+
+        op_domain = DOMAIN
+
+        def _run(self, X, sizes, mode=None, coordinate_transformation_mode=None, nearest_mode=None,
+                 cubic_coeff_a=None, exclude_outside=None, antialias=None, scales=None, roi=None,
+                 extrapolation_value=None, pytorch=None, tensorrt_plugin_shape_input_indices=None, **_):
+            sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
+            if len(sizes) != 2 or X.ndim != 4:
+                raise ValueError(f"TwinopsResize: expects 4-D X and 2 sizes, got {X.shape} and {sizes}")
+            mode = mode or "nearest"
+            ctm = coordinate_transformation_mode or "half_pixel"
+            a = -0.75 if cubic_coeff_a is None else float(cubic_coeff_a)
+            scales = [0.0, 0.0] if scales is None else [float(s) for s in scales]
+            roi = [0.0, 0.0, 1.0, 1.0] if roi is None else [float(r) for r in roi]
+            if pytorch:
+                y = _aten_resize(X, sizes, mode, ctm, a, int(antialias or 0), scales)
+            else:
+                y = _onnx_resize(X, sizes, mode, ctm, nearest_mode or "round_prefer_floor", a, int(exclude_outside or 0),
+                                 int(antialias or 0), scales, roi, float(extrapolation_value or 0.0))
+            return (y.astype(X.dtype),)
+
+    class DynamicTRTResize(OpRun):
+        """onnx.reference kernel of twinops::DynamicTRTResize (bicubic A=-0.75, ATen arithmetic)."""
+
+        op_domain = DOMAIN
+
+        def _run(self, input, size_tensor, align_corners=None, **_):
+            out = list(np.shape(size_tensor)[-2:])
+            y = _aten_resize(input, out, "cubic", "align_corners" if align_corners else "half_pixel", -0.75, 0,
+                             [0.0, 0.0])
+            return (y.astype(input.dtype),)
+
+    return [TwinopsResize, DynamicTRTResize]
+
+
+def onnx_reference_ops() -> list:
+    """``onnx.reference.op_run.OpRun`` subclasses (op_domain ``twinops``) for both nodes.
+
+    Use as ``onnx.reference.ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops())``.
+    They never call the twinops kernels: ``pytorch=0`` runs onnx.reference's own Resize arithmetic
+    (per axis, with the node's scale -- or out/in when it is 0 -- and the ``sizes`` length; roi
+    for tf_crop_and_resize), ``pytorch=1`` and DynamicTRTResize run ATen's CPU upsample kernels
+    (adaptive_avg_pool2d for area) in float64 with both output size and scales (None where 0).
+    Outputs have the input's dtype.
+    """
+    global _REFERENCE_OPS
+    if _REFERENCE_OPS is None:
+        _REFERENCE_OPS = _build_reference_ops()
+    return list(_REFERENCE_OPS)
+
+
+register_torchscript_symbolics()
