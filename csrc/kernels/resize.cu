@@ -1,4 +1,6 @@
-// CUDA kernels of the resize op: table builders, forward gather, deterministic backward gather.
+// CUDA kernels of the resize op: table builders and the separable gather (forward over the
+// input, backward over grad_output with the transposed tables: deterministic, no atomics
+// on data).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -37,6 +39,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// Thread i < out_h fills the H table entry i, the next out_w threads the W entries.
 template <typename Acc>
 __global__ void build_tables_kernel(Params p, Workspace L, char* ws) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -45,54 +48,89 @@ __global__ void build_tables_kernel(Params p, Workspace L, char* ws) {
   const int64_t d = k == 0 ? i : i - p.h.out;
   if (d >= a.out) return;
   resize_axis_entry<Acc>(p, a, d, L.taps[k], reinterpret_cast<int32_t*>(ws + L.first[k]),
-                         reinterpret_cast<int32_t*>(ws + L.count[k]), reinterpret_cast<Acc*>(ws + L.weight[k]));
+                         reinterpret_cast<Acc*>(ws + L.weight[k]));
 }
 
-__global__ void invert_kernel(Params p, Workspace L, char* ws) {
+template <typename Acc>
+__global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int k = i < p.h.out ? 0 : 1;
+  const Axis& a = k == 0 ? p.h : p.w;
   const int64_t d = k == 0 ? i : i - p.h.out;
-  if (d >= (k == 0 ? p.h.out : p.w.out)) return;
+  if (d >= a.out) return;
   const int32_t* first = reinterpret_cast<const int32_t*>(ws + L.first[k]);
-  const int32_t* count = reinterpret_cast<const int32_t*>(ws + L.count[k]);
+  const Acc* weight = reinterpret_cast<const Acc*>(ws + L.weight[k]);
+  if (first[d] < 0) return;
   int32_t* lo = reinterpret_cast<int32_t*>(ws + L.lo[k]);
   int32_t* hi = reinterpret_cast<int32_t*>(ws + L.hi[k]);
-  // atomicMin/Max are order independent: the table (and so the backward) is deterministic.
-  for (int32_t t = 0; t < count[d]; ++t) {
-    atomicMin(lo + first[d] + t, static_cast<int32_t>(d));
-    atomicMax(hi + first[d] + t, static_cast<int32_t>(d));
+  const int32_t taps = L.taps[k];
+  // Min/max are order independent: the ranges, and so the backward, are deterministic.
+  for (int32_t t = 0; t < taps; ++t) {
+    if (weight[d * taps + t] == Acc(0)) continue;
+    const int32_t idx = tap_index(first[d], t, static_cast<int32_t>(a.in));
+    atomicMin(lo + idx, static_cast<int32_t>(d));
+    atomicMax(hi + idx, static_cast<int32_t>(d));
   }
 }
 
-template <typename T, typename Acc, typename I>
-__global__ void forward_kernel(Geometry g, Tables<Acc> t, I OH, I OW, const T* __restrict__ in, T* __restrict__ out,
-                               I total, bool channels_last, Acc extrapolation) {
-  for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += static_cast<I>(gridDim.x) * blockDim.x) {
-    I n, c, oy, ox;
-    decompose<I>(idx, static_cast<I>(g.c), OH, OW, channels_last, &n, &c, &oy, &ox);
-    out[idx] = Convert<T>::template store<Acc>(forward_element<T, Acc>(in, g, n, c, oy, ox, t.first[0], t.count[0], t.weight[0],
-                                                      t.taps[0], t.first[1], t.count[1], t.weight[1], t.taps[1],
-                                                      extrapolation));
-  }
+template <typename Acc>
+__global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int k = i < p.h.in ? 0 : 1;
+  const Axis& a = k == 0 ? p.h : p.w;
+  const int64_t j = k == 0 ? i : i - p.h.in;
+  if (j >= a.in) return;
+  inverse_entry<Acc>(reinterpret_cast<const int32_t*>(ws + L.first[k]), reinterpret_cast<const Acc*>(ws + L.weight[k]),
+                     L.taps[k], static_cast<int32_t>(a.out), static_cast<int32_t>(a.in),
+                     reinterpret_cast<const int32_t*>(ws + L.lo[k]), reinterpret_cast<const int32_t*>(ws + L.hi[k]), j,
+                     L.inv_taps[k], reinterpret_cast<int32_t*>(ws + L.ifirst[k]),
+                     reinterpret_cast<Acc*>(ws + L.iweight[k]));
 }
 
-template <typename T, typename Acc, typename I>
-__global__ void backward_kernel(Geometry g, Tables<Acc> t, I IH, I IW, const T* __restrict__ gout,
-                                T* __restrict__ gin, I total, bool channels_last) {
+template <int TY, int TX, typename T, typename Acc, typename I>
+__global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
+                                                          T* __restrict__ dst) {
   for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
-    I n, c, iy, ix;
-    decompose<I>(idx, static_cast<I>(g.c), IH, IW, channels_last, &n, &c, &iy, &ix);
-    gin[idx] = Convert<T>::template store<Acc>(backward_element<T, Acc>(gout, g, n, c, iy, ix, t.first[0], t.count[0], t.weight[0],
-                                                       t.taps[0], t.lo[0], t.hi[0], t.first[1], t.count[1],
-                                                       t.weight[1], t.taps[1], t.lo[1], t.hi[1]));
+    I n, c, y, x;
+    decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
+    dst[idx] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, y, x));
   }
 }
 
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
+}
+
+template <int TY, int TX, typename T, typename Acc>
+cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
+                          T* dst, cudaStream_t stream) {
+  const int64_t total = N * C * H * W;
+  if (total < INT32_MAX) {  // 32-bit index decomposition; element offsets stay 64-bit
+    gather_kernel<TY, TX, T, Acc, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
+        g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), static_cast<int32_t>(total),
+        channels_last, dst);
+  } else {
+    gather_kernel<TY, TX, T, Acc, int64_t><<<blocks_for(total), kThreads, 0, stream>>>(g, C, H, W, total,
+                                                                                       channels_last, dst);
+  }
+  return cudaGetLastError();
+}
+
+// Unrolled gathers for the fixed tap counts of nearest (1), linear (2) and cubic (4).
+template <typename T, typename Acc>
+cudaError_t gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last, T* dst,
+                   cudaStream_t stream) {
+  if (g.ty == g.tx) {
+    switch (g.ty) {
+      case 1: return launch_gather<1, 1>(g, N, C, H, W, channels_last, dst, stream);
+      case 2: return launch_gather<2, 2>(g, N, C, H, W, channels_last, dst, stream);
+      case 4: return launch_gather<4, 4>(g, N, C, H, W, channels_last, dst, stream);
+      default: break;
+    }
+  }
+  return launch_gather<0, 0>(g, N, C, H, W, channels_last, dst, stream);
 }
 
 template <typename Acc>
@@ -106,58 +144,41 @@ cudaError_t build_tables(const Params& p, const Workspace& L, char* ws, bool bac
     if (cudaError_t e = cudaMemsetAsync(ws + L.lo[k], 0x7f, sizeof(int32_t) * in, stream); e != cudaSuccess) return e;
     if (cudaError_t e = cudaMemsetAsync(ws + L.hi[k], 0xff, sizeof(int32_t) * in, stream); e != cudaSuccess) return e;
   }
-  invert_kernel<<<blocks_for(entries), kThreads, 0, stream>>>(p, L, ws);
+  scatter_ranges_kernel<Acc><<<blocks_for(entries), kThreads, 0, stream>>>(p, L, ws);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  inverse_tables_kernel<Acc><<<blocks_for(p.h.in + p.w.in), kThreads, 0, stream>>>(p, L, ws);
   return cudaGetLastError();
 }
 
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const Params& p, const Geometry& g, const T* input, T* output, bool channels_last,
-                         void* workspace, cudaStream_t stream) {
+cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& geo, const T* input, T* output,
+                         bool channels_last, void* workspace, cudaStream_t stream) {
   using Acc = typename OpMath<T>::type;
-  const Workspace L = workspace_layout(p, sizeof(Acc), false);
+  if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  const int64_t total = g.n * g.c * p.h.out * p.w.out;
-  if (total == 0) return cudaSuccess;
   if (cudaError_t e = build_tables<Acc>(p, L, ws, false, stream); e != cudaSuccess) return e;
-  const Tables<Acc> t = tables_at<Acc>(L, ws);
-  const Acc ex = static_cast<Acc>(p.extrapolation_value);
-  if (total < INT32_MAX) {  // 32-bit index decomposition; offsets stay 64-bit
-    forward_kernel<T, Acc, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
-        g, t, static_cast<int32_t>(p.h.out), static_cast<int32_t>(p.w.out), input, output,
-        static_cast<int32_t>(total), channels_last, ex);
-  } else {
-    forward_kernel<T, Acc, int64_t><<<blocks_for(total), kThreads, 0, stream>>>(g, t, p.h.out, p.w.out, input, output,
-                                                                                total, channels_last, ex);
-  }
-  return cudaGetLastError();
+  const Gather<T, Acc> g = forward_gather<T, Acc>(p, tables_at<Acc>(L, ws), input, geo.in_stride);
+  return gather(g, geo.n, geo.c, p.h.out, p.w.out, channels_last, output, stream);
 }
 
 template <typename T>
-cudaError_t backward_cuda(const Params& p, const Geometry& g, const T* grad_output, T* grad_input, bool channels_last,
-                          void* workspace, cudaStream_t stream) {
+cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& geo, const T* grad_output,
+                          T* grad_input, bool channels_last, void* workspace, cudaStream_t stream) {
   using Acc = typename OpMath<T>::type;
-  const Workspace L = workspace_layout(p, sizeof(Acc), true);
+  if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  const int64_t total = g.n * g.c * p.h.in * p.w.in;
-  if (total == 0) return cudaSuccess;
   if (cudaError_t e = build_tables<Acc>(p, L, ws, true, stream); e != cudaSuccess) return e;
-  const Tables<Acc> t = tables_at<Acc>(L, ws);
-  if (total < INT32_MAX) {
-    backward_kernel<T, Acc, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
-        g, t, static_cast<int32_t>(p.h.in), static_cast<int32_t>(p.w.in), grad_output, grad_input,
-        static_cast<int32_t>(total), channels_last);
-  } else {
-    backward_kernel<T, Acc, int64_t><<<blocks_for(total), kThreads, 0, stream>>>(g, t, p.h.in, p.w.in, grad_output,
-                                                                                 grad_input, total, channels_last);
-  }
-  return cudaGetLastError();
+  const Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
+  return gather(g, geo.n, geo.c, p.h.in, p.w.in, channels_last, grad_input, stream);
 }
 
-#define TWIN_INSTANTIATE(T)                                                                                        \
-  template cudaError_t forward_cuda<T>(const Params&, const Geometry&, const T*, T*, bool, void*, cudaStream_t); \
-  template cudaError_t backward_cuda<T>(const Params&, const Geometry&, const T*, T*, bool, void*, cudaStream_t);
+#define TWIN_INSTANTIATE(T)                                                                                    \
+  template cudaError_t forward_cuda<T>(const Params&, const Workspace&, const Geometry&, const T*, T*, bool,   \
+                                       void*, cudaStream_t);                                                   \
+  template cudaError_t backward_cuda<T>(const Params&, const Workspace&, const Geometry&, const T*, T*, bool,  \
+                                        void*, cudaStream_t);
 
 TWIN_INSTANTIATE(float)
 TWIN_INSTANTIATE(double)

@@ -2,12 +2,13 @@
 // ONNX Resize-19, forward and deterministic backward.
 //
 // How it works: resize is separable, so each spatial axis is described by a small table
-// that gives, for every output index d, the first input index `first[d]`, the number of
-// input taps `count[d]` (0 = tf_crop_and_resize extrapolation) and the tap weights, with
-// taps that fall outside the input already clamped and merged (edge replication) or
-// dropped (exclude_outside / antialias). `resize_axis_entry` below is the only place
-// where the resize semantics live; the CUDA kernels, the CPU loops and the TensorRT
-// plugins all build their tables with it and then run the same gather loops.
+// that gives, for every output index d, the first input index `first[d]` (-1 =
+// tf_crop_and_resize extrapolation) and a fixed number of tap weights, with taps that fall
+// outside the input already clamped and merged (edge replication) or dropped
+// (exclude_outside / antialias). `resize_axis_entry` below is the only place where the
+// resize semantics live; the CUDA kernels, the CPU loops and the TensorRT plugins all build
+// their tables with it and then run the same gather (`gather_element`). The backward is the
+// same gather over grad_output with the transposed tables, so it needs no atomics.
 //
 // Includes neither torch nor TensorRT headers.
 #pragma once
@@ -91,14 +92,17 @@ const char* parse_nearest(const char* s, int32_t* out);
 int32_t axis_taps(const Params& p, const Axis& a);
 
 struct Workspace {
-  // Byte offsets into one buffer. Per axis (0 = H, 1 = W):
-  // first[out] int32, count[out] int32, weight[out * taps] opmath, lo[in] int32, hi[in] int32.
-  size_t first[2], count[2], weight[2], lo[2], hi[2];
-  int32_t taps[2];
+  // Byte offsets into one buffer, per axis k (0 = H, 1 = W):
+  //   forward table   first[out] int32 (-1: extrapolate), weight[out * taps] opmath
+  //   backward only   lo[in], hi[in] int32 (outputs reading input i), inverse table
+  //                   ifirst[in] int32, iweight[in * inv_taps] opmath (the transposed resize)
+  size_t first[2], weight[2], lo[2], hi[2], ifirst[2], iweight[2];
+  int32_t taps[2], inv_taps[2];
   size_t bytes;
 };
 
-// `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse ranges.
+// `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse tables,
+// whose width is found by building the forward tables on the host (O(out * taps)).
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 
 // ---------------------------------------------------------------------------------------
@@ -170,11 +174,13 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
   }
 }
 
-// Fills the table entry of output index d along axis `a`: first[d], count[d] and
-// weight[d * taps .. d * taps + count). `taps` must be axis_taps(p, a).
+// Fills the table entry of output index d along axis `a`: first[d] (-1 when the sample
+// is extrapolated) and the merged weights of taps first[d] .. first[d] + taps - 1, zero
+// padded. Tap indices past the input end are clamped by the readers (weight 0 there).
+// `taps` must be axis_taps(p, a).
 template <typename Acc>
-TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
-                               int32_t* first, int32_t* count, Acc* weight) {
+TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first,
+                               Acc* weight) {
   Acc* w = weight + d * taps;
   for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
   const int64_t last_index = a.in - 1;
@@ -238,8 +244,7 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
     bool extrapolate = false;
     const double xd = onnx_coordinate(p, a, d, &extrapolate);
     if (extrapolate) {
-      first[d] = 0;
-      count[d] = 0;
+      first[d] = -1;
       return;
     }
     const double fl = floor(xd);
@@ -284,7 +289,7 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
   const int64_t c0 = clamp_index<int64_t>(j0, 0, last_index);
   const int64_t c1 = clamp_index<int64_t>(j1, 0, last_index);
   first[d] = static_cast<int32_t>(c0);
-  count[d] = static_cast<int32_t>(c1 - c0 + 1);
+  const int32_t count = static_cast<int32_t>(c1 - c0 + 1);
   Acc total = Acc(0);
   for (int64_t j = j0; j <= j1; ++j) {
     const bool outside = j < 0 || j > last_index;
@@ -302,19 +307,52 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
     total += wt;
   }
   if (normalise && total != Acc(0)) {
-    for (int32_t k = 0; k < count[d]; ++k) w[k] /= total;
+    for (int32_t k = 0; k < count; ++k) w[k] /= total;
   }
 }
 
-// Records, for every input index i touched by output d, the smallest and largest such d.
-// Min/max are order independent, so the inverse ranges (and the backward) are deterministic.
-TWIN_HD void invert_range_cpu(const int32_t* first, const int32_t* count, int64_t d, int32_t* lo,
-                              int32_t* hi) {
-  for (int32_t k = 0; k < count[d]; ++k) {
-    const int64_t i = first[d] + k;
+// Backward tables. The gradient of a separable gather is the transposed gather: input i
+// receives sum_d w(d -> i) * grad[d] over the outputs d whose taps read i. Those outputs
+// form the range [lo[i], hi[i]] (min/max over a scatter: order independent, deterministic),
+// and the inverse table stores w(lo[i] + k -> i), so the backward runs the forward gather.
+
+// The input index read by tap t of an output whose window starts at `first`.
+TWIN_HD int32_t tap_index(int32_t first, int32_t t, int32_t len) {
+  const int32_t i = first + t;
+  return i < len ? i : len - 1;
+}
+
+template <typename Acc>
+TWIN_HD void scatter_range_host(const int32_t* first, const Acc* weight, int32_t taps, int32_t in_len, int64_t d,
+                                int32_t* lo, int32_t* hi) {
+  if (first[d] < 0) return;
+  for (int32_t t = 0; t < taps; ++t) {
+    if (weight[d * taps + t] == Acc(0)) continue;
+    const int32_t i = tap_index(first[d], t, in_len);
     const int32_t dd = static_cast<int32_t>(d);
     if (dd < lo[i]) lo[i] = dd;
     if (dd > hi[i]) hi[i] = dd;
+  }
+}
+
+template <typename Acc>
+TWIN_HD void inverse_entry(const int32_t* first, const Acc* weight, int32_t taps, int32_t out_len, int32_t in_len,
+                           const int32_t* lo, const int32_t* hi, int64_t i, int32_t inv_taps, int32_t* ifirst,
+                           Acc* iweight) {
+  Acc* w = iweight + i * inv_taps;
+  for (int32_t k = 0; k < inv_taps; ++k) w[k] = Acc(0);
+  if (lo[i] > hi[i]) {  // no output reads input i: zero gradient
+    ifirst[i] = 0;
+    return;
+  }
+  ifirst[i] = lo[i];
+  for (int32_t k = 0; k < inv_taps; ++k) {
+    const int32_t d = lo[i] + k;
+    if (d > hi[i] || d >= out_len) break;
+    if (first[d] < 0) continue;
+    for (int32_t t = 0; t < taps; ++t) {
+      if (tap_index(first[d], t, in_len) == i) w[k] += weight[static_cast<int64_t>(d) * taps + t];
+    }
   }
 }
 
@@ -339,31 +377,6 @@ TWIN_HD void decompose(I idx, I C, I H, I W, bool channels_last, I* n, I* c, I* 
   }
 }
 
-template <typename Acc>
-struct Tables {
-  const int32_t* first[2];
-  const int32_t* count[2];
-  const Acc* weight[2];
-  const int32_t* lo[2];
-  const int32_t* hi[2];
-  int32_t taps[2];
-};
-
-template <typename Acc>
-TWIN_HD Tables<Acc> tables_at(const Workspace& L, const void* base) {
-  const char* b = static_cast<const char*>(base);
-  Tables<Acc> t{};
-  for (int k = 0; k < 2; ++k) {
-    t.first[k] = reinterpret_cast<const int32_t*>(b + L.first[k]);
-    t.count[k] = reinterpret_cast<const int32_t*>(b + L.count[k]);
-    t.weight[k] = reinterpret_cast<const Acc*>(b + L.weight[k]);
-    t.lo[k] = reinterpret_cast<const int32_t*>(b + L.lo[k]);
-    t.hi[k] = reinterpret_cast<const int32_t*>(b + L.hi[k]);
-    t.taps[k] = L.taps[k];
-  }
-  return t;
-}
-
 // Storage <-> accumulation conversions. Plain casts by default (float, double, c10 half
 // types on the CPU); resize.cu specialises them for __half / __nv_bfloat16 with intrinsics,
 // since torch builds CUDA code with __CUDA_NO_HALF_CONVERSIONS__.
@@ -379,70 +392,102 @@ struct Convert {
   }
 };
 
-// ---------------------------------------------------------------------------------------
-// Gather loops for one element (used by the CUDA kernels and the CPU loops)
-// ---------------------------------------------------------------------------------------
-
+// One separable gather: dst[n, c, y, x] = sum_a sum_b wy[y][a] wx[x][b] src[n, c, Y_a, X_b]
+// with Y_a = min(fy[y] + a, src_h - 1), X_b likewise; `extrapolation` where fy or fx < 0.
+// The forward runs it over the input with the forward tables, the backward over
+// grad_output with the inverse tables.
 template <typename T, typename Acc>
-TWIN_HD Acc forward_element(const T* in, const Geometry& g, int64_t n, int64_t c, int64_t oy, int64_t ox,
-                            const int32_t* fy, const int32_t* cy, const Acc* wy, int32_t ty,
-                            const int32_t* fx, const int32_t* cx, const Acc* wx, int32_t tx,
-                            Acc extrapolation) {
-  const int32_t ny = cy[oy], nx = cx[ox];
-  if (ny == 0 || nx == 0) return extrapolation;
-  const T* plane = in + n * g.in_stride[0] + c * g.in_stride[1];
-  const int64_t y0 = fy[oy], x0 = fx[ox];
-  const Acc* wyr = wy + oy * ty;
-  const Acc* wxr = wx + ox * tx;
+struct Gather {
+  const T* src;
+  int64_t stride[4];  // src strides (n, c, h, w) in elements
+  int32_t src_h, src_w;
+  const int32_t* fy;
+  const Acc* wy;
+  int32_t ty;
+  const int32_t* fx;
+  const Acc* wx;
+  int32_t tx;
+  Acc extrapolation;
+};
+
+// TY / TX > 0: compile-time tap counts (fully unrolled); 0: the runtime counts g.ty / g.tx.
+template <int TY, int TX, typename T, typename Acc>
+TWIN_HD Acc gather_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  const int32_t y0 = g.fy[y], x0 = g.fx[x];
+  if (y0 < 0 || x0 < 0) return g.extrapolation;
+  const int32_t ny = TY > 0 ? TY : g.ty;
+  const int32_t nx = TX > 0 ? TX : g.tx;
+  const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
+  const Acc* wyr = g.wy + y * ny;
+  const Acc* wxr = g.wx + x * nx;
   Acc acc = Acc(0);
-  for (int32_t ky = 0; ky < ny; ++ky) {
-    const T* row = plane + (y0 + ky) * g.in_stride[2] + x0 * g.in_stride[3];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int32_t a = 0; a < (TY > 0 ? TY : ny); ++a) {
+    const T* row = plane + static_cast<int64_t>(tap_index(y0, a, g.src_h)) * g.stride[2];
     Acc racc = Acc(0);
-    for (int32_t kx = 0; kx < nx; ++kx) {
-      racc += wxr[kx] * Convert<T>::template load<Acc>(row[kx * g.in_stride[3]]);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int32_t b = 0; b < (TX > 0 ? TX : nx); ++b) {
+      racc += wxr[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
     }
-    acc += wyr[ky] * racc;
+    acc += wyr[a] * racc;
   }
   return acc;
 }
 
-// grad_input[n, c, iy, ix] = sum over outputs (oy, ox) that read (iy, ix) of
-// wy(oy -> iy) * wx(ox -> ix) * grad_output[n, c, oy, ox]; a gather, so no atomics.
-template <typename T, typename Acc>
-TWIN_HD Acc backward_element(const T* gout, const Geometry& g, int64_t n, int64_t c, int64_t iy, int64_t ix,
-                             const int32_t* fy, const int32_t* cy, const Acc* wy, int32_t ty,
-                             const int32_t* loy, const int32_t* hiy,
-                             const int32_t* fx, const int32_t* cx, const Acc* wx, int32_t tx,
-                             const int32_t* lox, const int32_t* hix) {
-  const T* plane = gout + n * g.out_stride[0] + c * g.out_stride[1];
-  Acc acc = Acc(0);
-  const int32_t dy0 = loy[iy], dy1 = hiy[iy], dx0 = lox[ix], dx1 = hix[ix];
-  for (int32_t dy = dy0; dy <= dy1; ++dy) {
-    const int64_t ky = iy - fy[dy];
-    if (ky < 0 || ky >= cy[dy]) continue;
-    const Acc wyv = wy[static_cast<int64_t>(dy) * ty + ky];
-    const T* row = plane + static_cast<int64_t>(dy) * g.out_stride[2];
-    Acc racc = Acc(0);
-    for (int32_t dx = dx0; dx <= dx1; ++dx) {
-      const int64_t kx = ix - fx[dx];
-      if (kx < 0 || kx >= cx[dx]) continue;
-      racc += wx[static_cast<int64_t>(dx) * tx + kx] *
-              Convert<T>::template load<Acc>(row[static_cast<int64_t>(dx) * g.out_stride[3]]);
-    }
-    acc += wyv * racc;
+template <typename Acc>
+struct Tables {
+  const int32_t* first[2];
+  const Acc* weight[2];
+  const int32_t* ifirst[2];
+  const Acc* iweight[2];
+  int32_t taps[2], inv_taps[2];
+};
+
+template <typename Acc>
+TWIN_HD Tables<Acc> tables_at(const Workspace& L, const void* base) {
+  const char* b = static_cast<const char*>(base);
+  Tables<Acc> t{};
+  for (int k = 0; k < 2; ++k) {
+    t.first[k] = reinterpret_cast<const int32_t*>(b + L.first[k]);
+    t.weight[k] = reinterpret_cast<const Acc*>(b + L.weight[k]);
+    t.ifirst[k] = reinterpret_cast<const int32_t*>(b + L.ifirst[k]);
+    t.iweight[k] = reinterpret_cast<const Acc*>(b + L.iweight[k]);
+    t.taps[k] = L.taps[k];
+    t.inv_taps[k] = L.inv_taps[k];
   }
-  return acc;
+  return t;
+}
+
+// Gather descriptions of the forward (over `input`) and the backward (over `grad_output`).
+template <typename T, typename Acc>
+TWIN_HD Gather<T, Acc> forward_gather(const Params& p, const Tables<Acc>& t, const T* input, const int64_t* stride) {
+  return Gather<T, Acc>{input, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.in),
+                        static_cast<int32_t>(p.w.in), t.first[0], t.weight[0], t.taps[0], t.first[1], t.weight[1],
+                        t.taps[1], static_cast<Acc>(p.extrapolation_value)};
+}
+
+template <typename T, typename Acc>
+TWIN_HD Gather<T, Acc> backward_gather(const Params& p, const Tables<Acc>& t, const T* grad_output,
+                                       const int64_t* stride) {
+  return Gather<T, Acc>{grad_output, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.out),
+                        static_cast<int32_t>(p.w.out), t.ifirst[0], t.iweight[0], t.inv_taps[0], t.ifirst[1],
+                        t.iweight[1], t.inv_taps[1], Acc(0)};
 }
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
-// CUDA launchers. `workspace` must hold workspace_layout(p, sizeof(opmath), backward).bytes
-// bytes. Outputs are dense: NCHW, or NHWC when `channels_last`. Return the launch status.
+// CUDA launchers. `L` = workspace_layout(p, sizeof(opmath), backward); `workspace` holds
+// L.bytes device bytes. Outputs are dense: NCHW, or NHWC when `channels_last`. They return
+// the first failing CUDA status (launches are asynchronous on `stream`).
 template <typename T>
-cudaError_t forward_cuda(const Params& p, const Geometry& g, const T* input, T* output, bool channels_last,
-                         void* workspace, cudaStream_t stream);
+cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& g, const T* input, T* output,
+                         bool channels_last, void* workspace, cudaStream_t stream);
 template <typename T>
-cudaError_t backward_cuda(const Params& p, const Geometry& g, const T* grad_output, T* grad_input,
-                          bool channels_last, void* workspace, cudaStream_t stream);
+cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g, const T* grad_output,
+                          T* grad_input, bool channels_last, void* workspace, cudaStream_t stream);
 #endif
 
 }  // namespace resize

@@ -1,7 +1,9 @@
 // Host-side helpers of the resize kernels: validation, tap bounds, workspace layout.
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "resize.cuh"
 
@@ -106,6 +108,27 @@ int32_t axis_taps(const Params& p, const Axis& a) {
   return static_cast<int32_t>(taps < a.in ? taps : a.in);
 }
 
+namespace {
+
+// Widest inverse row (outputs reading one input) found by building the forward table on
+// the host with the same function and precision as the device; +2 absorbs the rare tap
+// that FMA contraction on the device moves by one.
+template <typename Acc>
+int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
+  std::vector<int32_t> first(static_cast<size_t>(a.out));
+  std::vector<Acc> weight(static_cast<size_t>(a.out) * taps);
+  std::vector<int32_t> lo(static_cast<size_t>(a.in), std::numeric_limits<int32_t>::max());
+  std::vector<int32_t> hi(static_cast<size_t>(a.in), -1);
+  for (int64_t d = 0; d < a.out; ++d) resize_axis_entry<Acc>(p, a, d, taps, first.data(), weight.data());
+  for (int64_t d = 0; d < a.out; ++d)
+    scatter_range_host<Acc>(first.data(), weight.data(), taps, static_cast<int32_t>(a.in), d, lo.data(), hi.data());
+  int64_t widest = 1;
+  for (int64_t i = 0; i < a.in; ++i) widest = std::max<int64_t>(widest, static_cast<int64_t>(hi[i]) - lo[i] + 1);
+  return static_cast<int32_t>(std::min<int64_t>(widest + 2, a.out));
+}
+
+}  // namespace
+
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
   Workspace ws{};
   size_t off = 0;
@@ -115,17 +138,22 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) 
     ws.taps[k] = axis_taps(p, a);
     ws.first[k] = off;
     off = align_up(off + sizeof(int32_t) * a.out);
-    ws.count[k] = off;
-    off = align_up(off + sizeof(int32_t) * a.out);
     ws.weight[k] = off;
     off = align_up(off + opmath_bytes * a.out * ws.taps[k]);
     if (backward) {
+      ws.inv_taps[k] = opmath_bytes == sizeof(double) ? inverse_taps<double>(p, a, ws.taps[k])
+                                                      : inverse_taps<float>(p, a, ws.taps[k]);
       ws.lo[k] = off;
       off = align_up(off + sizeof(int32_t) * a.in);
       ws.hi[k] = off;
       off = align_up(off + sizeof(int32_t) * a.in);
+      ws.ifirst[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+      ws.iweight[k] = off;
+      off = align_up(off + opmath_bytes * a.in * ws.inv_taps[k]);
     } else {
-      ws.lo[k] = ws.hi[k] = 0;
+      ws.inv_taps[k] = 0;
+      ws.lo[k] = ws.hi[k] = ws.ifirst[k] = ws.iweight[k] = 0;
     }
   }
   ws.bytes = off;

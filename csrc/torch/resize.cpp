@@ -87,8 +87,9 @@ at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size, c10:
   const resize::Geometry g = make_geometry(input, out);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_resize_cpu", [&] {
     using Acc = typename OpMath<scalar_t>::type;
-    std::vector<char> ws(resize::workspace_layout(p, sizeof(Acc), false).bytes);
-    resize::forward_cpu<scalar_t>(p, g, input.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), cl,
+    const resize::Workspace L = resize::workspace_layout(p, sizeof(Acc), false);
+    std::vector<char> ws(L.bytes);
+    resize::forward_cpu<scalar_t>(p, L, g, input.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), cl,
                                   ws.data(), parallel_for);
   });
   return out;
@@ -114,8 +115,9 @@ at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef in
   const resize::Geometry g = make_geometry(gin, grad_output);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_output.scalar_type(), "twinops_resize_bwd_cpu", [&] {
     using Acc = typename OpMath<scalar_t>::type;
-    std::vector<char> ws(resize::workspace_layout(p, sizeof(Acc), true).bytes);
-    resize::backward_cpu<scalar_t>(p, g, grad_output.const_data_ptr<scalar_t>(), gin.mutable_data_ptr<scalar_t>(),
+    const resize::Workspace L = resize::workspace_layout(p, sizeof(Acc), true);
+    std::vector<char> ws(L.bytes);
+    resize::backward_cpu<scalar_t>(p, L, g, grad_output.const_data_ptr<scalar_t>(), gin.mutable_data_ptr<scalar_t>(),
                                    cl, ws.data(), parallel_for);
   });
   return gin;

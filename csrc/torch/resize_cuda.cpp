@@ -31,10 +31,12 @@ void check_cuda(cudaError_t e, const char* what) {
 }
 
 
-at::Tensor workspace_for(const resize::Params& p, const at::Tensor& like, bool backward) {
-  const size_t acc = like.scalar_type() == at::kDouble ? sizeof(double) : sizeof(float);
-  const size_t bytes = resize::workspace_layout(p, acc, backward).bytes;
-  return at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+resize::Workspace layout_for(const resize::Params& p, const at::Tensor& like, bool backward) {
+  return resize::workspace_layout(p, like.scalar_type() == at::kDouble ? sizeof(double) : sizeof(float), backward);
+}
+
+at::Tensor workspace_for(const resize::Workspace& L, const at::Tensor& like) {
+  return at::empty({static_cast<int64_t>(L.bytes)}, like.options().dtype(at::kByte));
 }
 
 at::Tensor resize_cuda(const at::Tensor& input, at::IntArrayRef output_size, c10::string_view mode,
@@ -54,11 +56,12 @@ at::Tensor resize_cuda(const at::Tensor& input, at::IntArrayRef output_size, c10
                              input.options().memory_format(cl ? at::MemoryFormat::ChannelsLast
                                                               : at::MemoryFormat::Contiguous));
   if (out.numel() == 0) return out;
-  const at::Tensor ws = workspace_for(p, input, false);
+  const resize::Workspace L = layout_for(p, input, false);
+  const at::Tensor ws = workspace_for(L, input);
   const resize::Geometry g = make_geometry(input, out);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_resize_cuda", [&] {
     using T = typename CudaType<scalar_t>::type;
-    check_cuda(resize::forward_cuda<T>(p, g, reinterpret_cast<const T*>(input.const_data_ptr<scalar_t>()),
+    check_cuda(resize::forward_cuda<T>(p, L, g, reinterpret_cast<const T*>(input.const_data_ptr<scalar_t>()),
                                        reinterpret_cast<T*>(out.mutable_data_ptr<scalar_t>()), cl, ws.data_ptr(),
                                        stream),
                "resize");
@@ -85,11 +88,12 @@ at::Tensor resize_backward_cuda(const at::Tensor& grad_output, at::IntArrayRef i
   at::Tensor gin = at::empty(input_size, grad_output.options().memory_format(cl ? at::MemoryFormat::ChannelsLast
                                                                                 : at::MemoryFormat::Contiguous));
   if (gin.numel() == 0) return gin;
-  const at::Tensor ws = workspace_for(p, grad_output, true);
+  const resize::Workspace L = layout_for(p, grad_output, true);
+  const at::Tensor ws = workspace_for(L, grad_output);
   const resize::Geometry g = make_geometry(gin, grad_output);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_output.scalar_type(), "twinops_resize_bwd_cuda", [&] {
     using T = typename CudaType<scalar_t>::type;
-    check_cuda(resize::backward_cuda<T>(p, g, reinterpret_cast<const T*>(grad_output.const_data_ptr<scalar_t>()),
+    check_cuda(resize::backward_cuda<T>(p, L, g, reinterpret_cast<const T*>(grad_output.const_data_ptr<scalar_t>()),
                                         reinterpret_cast<T*>(gin.mutable_data_ptr<scalar_t>()), cl, ws.data_ptr(),
                                         stream),
                "resize_backward");
