@@ -358,14 +358,17 @@ def _ops_called(fn: Callable[[], object]) -> Optional[List[str]]:
 # The implementations being compared; module-level so a test can substitute a wrong kernel.
 
 def _torch_forward(x, case: Case):
+    """The reference: F.interpolate with the case's arguments."""
     return F.interpolate(x, scale_factor=case.scale, mode=case.interp_mode, antialias=case.antialias)
 
 
 def _twinops_forward(x, case: Case):
+    """The public twinops API with the same arguments."""
     return interpolate(x, scale_factor=case.scale, mode=case.interp_mode, antialias=case.antialias)
 
 
 def _twinops_backward_op():
+    """The op timed for the twinops backward (checked to be the one autograd calls)."""
     return torch.ops.twinops.resize_backward
 
 
@@ -374,6 +377,7 @@ def _twinops_backward_op():
 # ---------------------------------------------------------------------------------------
 
 def _error_text(exc: BaseException) -> str:
+    """``Type: first line of the message`` (at most 200 characters) for the row's detail."""
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
 
 
@@ -399,6 +403,7 @@ def run_case(case: Case, device: torch.device, timer: _Timer, bandwidth: float, 
 
 
 def _forward(case: Case, x, timer: _Timer, row: Row, problems: List[str]) -> None:
+    """Forward: parity of the outputs, then both timings (fills ``row`` and ``problems``)."""
     ref = got = None
     try:
         ref = _torch_forward(x, case)
@@ -423,6 +428,8 @@ def _forward(case: Case, x, timer: _Timer, row: Row, problems: List[str]) -> Non
 
 
 def _backward(case: Case, x, timer: _Timer, row: Row, problems: List[str], gen: torch.Generator) -> None:
+    """Backward: F.interpolate's autograd gradient vs the twinops backward op called
+    directly, after checking that op is what autograd of twinops.interpolate runs."""
     dtype = case.torch_dtype
     g = torch.randn(case.output_shape, generator=gen, device=x.device, dtype=dtype)
     # Reference gradient: ATen's own in fp32; for half types an fp32 computation (ATen's
@@ -660,6 +667,7 @@ def print_table(meta: dict, rows: Sequence[Row], file=None) -> None:
 # ---------------------------------------------------------------------------------------
 
 def _split(values: Optional[Sequence[str]]) -> List[str]:
+    """Flattens ``nargs='+'`` values that may also be comma-separated."""
     return [v for item in (values or []) for v in item.replace(",", " ").split()]
 
 
@@ -675,6 +683,7 @@ def parse_shape(text: str) -> Tuple[int, int, int, int]:
 
 
 def _parse_mode(text: str) -> str:
+    """Validates an F.interpolate mode, optionally ``-antialias`` (bilinear/bicubic only)."""
     base = text[: -len("-antialias")] if text.endswith("-antialias") else text
     ok = base in ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
     if not ok or (base != text and base not in ("bilinear", "bicubic")):
@@ -685,6 +694,7 @@ def _parse_mode(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The CLI's argument parser."""
     p = argparse.ArgumentParser(
         prog="python -m twinops.bench",
         description="Times twinops resize against torch.nn.functional.interpolate on CUDA (forward and backward), "
