@@ -61,7 +61,8 @@ def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Seque
 
     With ``pytorch=0`` a scale that equals out/in exactly (what twinops.resize derives from
     ``sizes``) is written as 0, which the kernel and the reference define as "derived out/in in
-    double" -- the same number without the float32 rounding of the attribute.
+    double" -- the same number without the float32 rounding of the attribute. On a dynamic axis
+    the traced length is unknown here, so the lengths that could have produced ``out`` are tried.
     """
     out, narrowed = [], []
     for axis, s in enumerate(scales):
@@ -83,13 +84,21 @@ def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Seque
     return out
 
 
-def _recompute_axes(scales: Sequence[float], output_size: Sequence, dynamic: Sequence[bool], pytorch: int) -> List[bool]:
-    """Axes whose output length must be recomputed in the graph as floor(in * scale) (double).
+def _recompute_axes(scales: Sequence[float], dynamic: Sequence[bool], pytorch: int) -> List[bool]:
+    """Axes whose output length is rebuilt in the graph as ``floor(in * scale)`` in double.
 
-    That is F.interpolate's rule, and twinops.interpolate stores the scale only when it gave
-    the output size, so ``pytorch=1`` with a scale > 0 on a dynamic axis is exactly that case.
+    That is F.interpolate's rule, and twinops.interpolate stores a scale (> 0) exactly when it
+    derived the output size from it, so with ``pytorch=1`` a dynamic axis with a scale is that
+    case. When every axis has a scale, all are rebuilt (the static one evaluates to its constant)
+    so ``sizes`` is one Shape -> Gather -> Cast -> Mul -> Floor -> Cast chain.
     """
-    return [bool(pytorch) and float(s) > 0 and d for s, d in zip(scales, dynamic)]
+    if not pytorch:
+        return [False] * len(scales)
+    has_scale = [float(s) > 0 for s in scales]
+    flags = [h and d for h, d in zip(has_scale, dynamic)]
+    if any(flags) and all(has_scale):
+        return [True] * len(scales)
+    return flags
 
 
 # ---------------------------------------------------------------------------------------
@@ -140,7 +149,7 @@ def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, near
     dynamic = [v is None for v in in_hw]
 
     node_scales = _node_scales(scales, out, in_hw, pytorch)
-    recompute = _recompute_axes(scales, out, dynamic, pytorch)
+    recompute = _recompute_axes(scales, dynamic, pytorch)
     if any(recompute):
         shape = g.op("Shape", input)
         hw = g.op("Gather", shape, _ts_const(g, torch.tensor([2, 3], dtype=torch.int64)), axis_i=0)
@@ -264,7 +273,7 @@ def _build_translation_table() -> Dict[Any, Any]:
         out = [int(v) if _static(v) else v for v in output_size]
         node_scales = _node_scales(scales, out, in_hw, pytorch)
         # torchlib computes floor(sym_float(h) * s) in float32; F.interpolate does it in double.
-        recompute = _recompute_axes(scales, out, [not _static(v) for v in out], pytorch)
+        recompute = _recompute_axes(scales, [not _static(v) for v in out], pytorch)
         if any(recompute):
             hw = op.Cast(op.Gather(op.Shape(input), op.Constant(value_ints=[2, 3]), axis=0), to=_DOUBLE)
             factor = np.array([float(s) if r else 0.0 for s, r in zip(scales, recompute)], dtype=np.float64)
@@ -356,18 +365,60 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
 _REFERENCE_OPS: Optional[list] = None
 
 
+def _aa_axis(t: torch.Tensor, axis: int, scale: float, cubic: bool) -> torch.Tensor:
+    """ATen's antialias filter along one axis of equal input and output length (scale = 1/scale_factor)."""
+    n = t.shape[axis]
+    support = (2.0 if cubic else 1.0) * max(scale, 1.0)
+    a = -0.5
+
+    def filt(v):
+        v = abs(v)
+        if not cubic:
+            return max(0.0, 1.0 - v)
+        if v < 1:
+            return ((a + 2) * v - (a + 3)) * v * v + 1
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a if v < 2 else 0.0
+
+    weights = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        center = scale * (i + 0.5)
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n)
+        taps = [filt((j - center + 0.5) / max(scale, 1.0)) for j in range(lo, hi)]
+        weights[i, lo:hi] = torch.tensor(taps, dtype=torch.float64) / sum(taps)
+    return torch.movedim(torch.movedim(t, axis, -1) @ weights.T, -1, axis)
+
+
 def _aten_resize(x: np.ndarray, sizes, mode, ctm, cubic_coeff_a, antialias, scales) -> np.ndarray:
-    """pytorch=1: ATen's CPU upsample kernels in float64 with both output size and scale factors."""
+    """pytorch=1: ATen's CPU upsample kernels in float64 with both output size and scale factors.
+
+    ATen's CPU kernels short-cut an axis whose output length equals the input length (nearest
+    also 2x the input) to a copy (``dst >> 1``) even when a scale factor says otherwise; its CUDA
+    kernels and twinops apply the formula. The reference follows the formula: nearest and
+    bilinear get one replicated edge row on such an axis (same samples, no short cut), antialias
+    filters such an axis with the same window arithmetic in float64.
+    """
     t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
     out = [int(v) for v in sizes]
+    in_hw = [t.shape[2], t.shape[3]]
     sh, sw = [float(s) if float(s) > 0 else None for s in scales]
     aten = torch.ops.aten
     align = ctm == "align_corners"
+
+    def short_cut(axis, factors):
+        s = (sh, sw)[axis]
+        return s is not None and not align and any(out[axis] == f * in_hw[axis] for f in factors)
+
+    def pad_edges(v, axes):
+        for axis in axes:
+            d = 2 + axis
+            v = torch.cat([v, v.narrow(d, v.shape[d] - 1, 1)], d)
+        return v
+
     if mode == "area":
         y = aten.adaptive_avg_pool2d(t, out)
     elif mode == "nearest":
         if ctm == "asymmetric":
-            y = aten.upsample_nearest2d(t, out, sh, sw)
+            y = aten.upsample_nearest2d(pad_edges(t, [a for a in (0, 1) if short_cut(a, (1, 2))]), out, sh, sw)
         elif ctm == "half_pixel":
             y = aten._upsample_nearest_exact2d(t, out, sh, sw)
         else:
@@ -378,19 +429,38 @@ def _aten_resize(x: np.ndarray, sizes, mode, ctm, cubic_coeff_a, antialias, scal
         want_a = -0.5 if (antialias and mode == "cubic") else -0.75
         if mode == "cubic" and not math.isclose(cubic_coeff_a, want_a):
             raise NotImplementedError(f"TwinopsResize reference: pytorch=1 cubic needs cubic_coeff_a={want_a}")
-        fn = {("linear", 0): aten.upsample_bilinear2d, ("cubic", 0): aten.upsample_bicubic2d,
-              ("linear", 1): aten._upsample_bilinear2d_aa, ("cubic", 1): aten._upsample_bicubic2d_aa}[
-            (mode, int(bool(antialias)))]
-        y = fn(t, out, align, sh, sw)
+        if not antialias:
+            fn = aten.upsample_bilinear2d if mode == "linear" else aten.upsample_bicubic2d
+            if mode == "linear":
+                t = pad_edges(t, [a for a in (0, 1) if short_cut(a, (1,))])
+            y = fn(t, out, align, sh, sw)
+        else:
+            fn = aten._upsample_bilinear2d_aa if mode == "linear" else aten._upsample_bicubic2d_aa
+            if out[1] == 1 and out[0] not in (1, in_hw[0]):
+                # ATen's CPU _aa kernels return zeros when W_out == 1 while H changes (torch 2.14);
+                # the filter is separable and symmetric in H/W, so run it transposed.
+                y = fn(t.transpose(2, 3), [out[1], out[0]], align, sw, sh).transpose(2, 3).contiguous()
+            else:
+                y = fn(t, out, align, sh, sw)
+            for axis in (0, 1):
+                if short_cut(axis, (1,)):  # ATen left this axis as is
+                    y = _aa_axis(y, 2 + axis, 1.0 / (sh, sw)[axis], mode == "cubic")
     else:
         raise NotImplementedError(f"TwinopsResize reference: unknown mode {mode!r}")
     return y.numpy()
 
 
 def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, exclude_outside, antialias, scales,
-                 roi, extrapolation_value) -> np.ndarray:
-    """pytorch=0: onnx.reference's Resize arithmetic, per axis with the node's scale and output length."""
+                 roi, extrapolation_value, per_axis: Optional[bool] = None) -> np.ndarray:
+    """pytorch=0: onnx.reference's Resize arithmetic, per axis with the node's scale and output length.
+
+    ``per_axis`` (default: when this onnx has it) uses the 1-D helper, which takes the scale and the
+    output length together; otherwise the n-d helper of older onnx releases gets the scales.
+    """
     from onnx.reference.ops import op_resize as R
+
+    if per_axis is None:
+        per_axis = hasattr(R, "_interpolate_1d_along_axis")
 
     if mode == "nearest":
         if antialias:
@@ -412,7 +482,7 @@ def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, e
     tf = ctm == "tf_crop_and_resize"
     axis_roi = [(float(roi[0]), float(roi[2])), (float(roi[1]), float(roi[3]))]
     axis_scale = [float(s) if float(s) > 0 else out[i] / x.shape[2 + i] for i, s in enumerate(scales)]
-    if hasattr(R, "_interpolate_1d_along_axis"):
+    if per_axis:
         result = x.astype(np.float64)
         for i, axis in enumerate((2, 3)):
             r0, r1 = axis_roi[i] if tf else (0.0, 1.0)
@@ -425,7 +495,7 @@ def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, e
                 exclude_outside=bool(exclude_outside))
     else:  # older onnx: the n-d helper, scales per dim when given, else sizes
         full_roi = [0.0, 0.0, axis_roi[0][0], axis_roi[1][0], 1.0, 1.0, axis_roi[0][1], axis_roi[1][1]] if tf else None
-        given = all(float(s) > 0 for s in scales)
+        given = any(float(s) > 0 for s in scales)
         result = R._interpolate_nd(
             x, coeffs, output_size=None if given else [x.shape[0], x.shape[1]] + out,
             scale_factors=[1.0, 1.0] + axis_scale if given else None, roi=full_roi,
@@ -458,8 +528,9 @@ def _build_reference_ops() -> list:
             if pytorch:
                 y = _aten_resize(X, sizes, mode, ctm, a, int(antialias or 0), scales)
             else:
-                y = _onnx_resize(X, sizes, mode, ctm, nearest_mode or "round_prefer_floor", a, int(exclude_outside or 0),
-                                 int(antialias or 0), scales, roi, float(extrapolation_value or 0.0))
+                y = _onnx_resize(X, sizes, mode, ctm, nearest_mode or "round_prefer_floor", a,
+                                 int(exclude_outside or 0), int(antialias or 0), scales, roi,
+                                 float(extrapolation_value or 0.0))
             return (y.astype(X.dtype),)
 
     class DynamicTRTResize(OpRun):
@@ -483,8 +554,9 @@ def onnx_reference_ops() -> list:
     They never call the twinops kernels: ``pytorch=0`` runs onnx.reference's own Resize arithmetic
     (per axis, with the node's scale -- or out/in when it is 0 -- and the ``sizes`` length; roi
     for tf_crop_and_resize), ``pytorch=1`` and DynamicTRTResize run ATen's CPU upsample kernels
-    (adaptive_avg_pool2d for area) in float64 with both output size and scales (None where 0).
-    Outputs have the input's dtype.
+    (adaptive_avg_pool2d for area) in float64 with both output size and scales (None where 0),
+    steered around two CPU-only quirks so they give the formula twinops and ATen's CUDA kernels
+    compute (see ``_aten_resize``). Outputs have the input's dtype.
     """
     global _REFERENCE_OPS
     if _REFERENCE_OPS is None:
