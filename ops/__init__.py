@@ -4,8 +4,12 @@ Public API (see README.md for shapes, defaults and semantics):
 
 * :func:`interpolate`, :func:`resize`, :func:`dynamic_resize` and their modules
   :class:`Interpolate`, :class:`Resize`, :class:`DynamicResize`.
+* ONNX: :func:`export_onnx`, :func:`onnx_translation_table` (dynamo exporter),
+  :func:`register_torchscript_symbolics` (TorchScript exporter, done on import) and
+  :func:`onnx_reference_ops` (run exported models in ``onnx.reference``).
 """
 from ._ext import has_cuda_kernels
+from .onnx_export import export_onnx, onnx_reference_ops, onnx_translation_table, register_torchscript_symbolics
 from .resize import (
     COORDINATE_MODES,
     INTERPOLATE_MODES,
@@ -31,6 +35,10 @@ __all__ = [
     "DynamicResize",
     "ResizeAttrs",
     "has_cuda_kernels",
+    "export_onnx",
+    "onnx_reference_ops",
+    "onnx_translation_table",
+    "register_torchscript_symbolics",
     "INTERPOLATE_MODES",
     "ONNX_MODES",
     "COORDINATE_MODES",

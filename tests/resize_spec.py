@@ -85,7 +85,7 @@ def _nearest_formula(x: torch.Tensor, out_hw, scales) -> torch.Tensor:
     with scale = float(1 / scale_factor) or float(in) / out, all in float32."""
     idx = []
     for in_len, out_len, s in zip(x.shape[2:], out_hw, scales):
-        r = torch.tensor(1.0 / s if s else in_len / out_len, dtype=torch.float32) if s else \
+        r = torch.tensor(1.0 / s, dtype=torch.float32) if s else \
             torch.tensor(in_len, dtype=torch.float32) / torch.tensor(out_len, dtype=torch.float32)
         d = torch.arange(out_len, dtype=torch.float32)
         idx.append(torch.clamp(torch.floor(d * r).long(), max=in_len - 1).to(x.device))
@@ -96,16 +96,30 @@ def interpolate_reference(x: torch.Tensor, **kw) -> torch.Tensor:
     """F.interpolate as the reference: float64 for interpolating modes; for nearest modes
     the same dtype (ATen computes their indices in float whatever the dtype).
 
-    One documented exception: for mode='nearest' ATen's CPU kernel short-cuts out == in
-    to a copy and out == 2 * in to ``dst >> 1`` even when the scale factor given is not
-    1 or 2 (its deprecated ``nearest_idx``), where ATen's CUDA kernel and twinops apply the
-    formula; there the formula is the reference."""
-    if kw["mode"] == "nearest" and x.device.type == "cpu" and kw.get("scale_factor") is not None \
-            and not kw.get("recompute_scale_factor"):
-        sf = kw["scale_factor"] if isinstance(kw["scale_factor"], (tuple, list)) else (kw["scale_factor"],) * 2
-        out = [math.floor(i * float(s)) for i, s in zip(x.shape[2:], sf)]
-        if any(o in (i, 2 * i) and float(s) != o / i for o, i, s in zip(out, x.shape[2:], sf)):
-            return _nearest_formula(x, out, [float(s) for s in sf])
+    Documented exceptions, where ATen's CPU kernels are not the reference:
+    * ATen's CPU kernels short-cut an axis whose output length equals the input length
+      (nearest also 2x) to a copy even when the scale factor given says otherwise; ATen's
+      CUDA kernels and twinops apply the formula. There the formula is the reference
+      (``_nearest_formula``; for the other modes twinops.onnx_export's float64 reference).
+    * ATen's CPU antialias kernels return zeros when W_out == 1 while H changes.
+    """
+    from twinops.onnx_export import _aten_resize
+    from twinops.resize import _interpolate_plan
+
+    out, attrs = _interpolate_plan(x, kw.get("size"), kw.get("scale_factor"), kw["mode"], kw.get("align_corners"),
+                                   kw.get("recompute_scale_factor"), kw.get("antialias", False))
+    in_hw = tuple(x.shape[2:])
+    if x.device.type == "cpu" and kw["mode"] != "nearest-exact":  # nearest_exact_idx has no short cut
+        factors = (1, 2) if kw["mode"] == "nearest" else (1,)
+        short_cut = attrs.coordinate_transformation_mode != "align_corners" and any(
+            s > 0 and o in [f * i for f in factors] and s != o / i for o, i, s in zip(out, in_hw, attrs.scales))
+        aa_bug = bool(kw.get("antialias")) and out[1] == 1 and out[0] not in (1, in_hw[0])
+        if kw["mode"] == "nearest" and short_cut:
+            return _nearest_formula(x, out, attrs.scales)
+        if kw["mode"] != "nearest" and (short_cut or aa_bug):
+            y = _aten_resize(x.detach().double().numpy(), out, attrs.mode, attrs.coordinate_transformation_mode,
+                             attrs.cubic_coeff_a, attrs.antialias, attrs.scales)
+            return torch.from_numpy(np.asarray(y))
     if kw["mode"] in ("nearest", "nearest-exact"):
         return F.interpolate(x, **kw)
     return F.interpolate(x.double(), **kw)

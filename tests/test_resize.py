@@ -321,7 +321,8 @@ def test_more_than_2_31_elements():
     x = torch.empty(1, 2, 32768, 32769, dtype=torch.float16, device="cuda")
     x.normal_(generator=torch.Generator("cuda").manual_seed(0))
     assert x.numel() > 2**31
-    for kw in (dict(scale_factor=0.5, mode="bilinear"), dict(size=(257, 129), mode="bicubic", antialias=True)):
+    # (No antialias case: ATen's CUDA antialias kernel cannot take this shape to compare against.)
+    for kw in (dict(scale_factor=0.5, mode="bilinear"), dict(size=(257, 129), mode="bicubic")):
         ours = twinops.interpolate(x, **kw)
         ref = F.interpolate(x, **kw)
         # fp16 ATen and ours both round once from float accumulation.
@@ -407,7 +408,7 @@ def test_bad_input_errors(call, exc, msg):
     (dict(coord="centre"), "coordinate_transformation_mode must be one of"),
     (dict(nearest="round"), "nearest_mode must be one of"),
     (dict(antialias=1), "antialias is only defined for linear and cubic modes"),
-    (dict(size=[0, 3]), "output_size must be positive"),
+    (dict(size=[0, 3]), r"output_size must be positive, got \(0, 3\)"),
     (dict(scales=[1.0]), "scales must have 2 entries"),
     (dict(pytorch=1, coord="tf_crop_and_resize"), "pytorch arithmetic supports only"),
 ])

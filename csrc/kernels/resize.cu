@@ -98,6 +98,91 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
   }
 }
 
+// NCHW fast path. A block owns a kTileH x kTileW tile of one output plane: pass 1 resamples
+// the input rows the tile needs along W into shared memory (each input value is read once
+// per tile instead of once per tap per output), pass 2 resamples them along H. Falls back to
+// the per-element gather when the rows do not fit (extreme downscaling).
+constexpr int kTileW = 64;
+constexpr int kTileH = 16;
+constexpr size_t kTileSmem = 48 * 1024 - 64;  // default dynamic shared memory, less the statics
+
+template <typename Acc>
+constexpr int32_t tile_max_rows() {
+  return static_cast<int32_t>(kTileSmem / (kTileW * sizeof(Acc)));
+}
+
+template <int TY, int TX, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+                                                                int64_t planes, int32_t max_rows, T* __restrict__ dst) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* rows = reinterpret_cast<Acc*>(smem_raw);
+  __shared__ int32_t s_ymin, s_ymax;
+  const int tid = threadIdx.x;
+  const int32_t oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * kTileW;
+  const int32_t ty = TY > 0 ? TY : g.ty;
+  const int32_t tx = TX > 0 ? TX : g.tx;
+  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
+    if (tid == 0) {
+      s_ymin = INT32_MAX;
+      s_ymax = -1;
+    }
+    __syncthreads();
+    if (tid < kTileH && oy0 + tid < OH) {
+      const int32_t f = g.fy[oy0 + tid];
+      if (f >= 0) {  // order independent: the range is the same whatever the schedule
+        atomicMin(&s_ymin, f);
+        atomicMax(&s_ymax, f);
+      }
+    }
+    __syncthreads();
+    const int32_t ymin = s_ymin;
+    const int32_t nrows = s_ymax < 0 ? 0 : s_ymax - ymin + ty;
+    const int64_t n = plane / C, c = plane % C;
+    T* out = dst + plane * static_cast<int64_t>(OH) * OW;
+    if (nrows > max_rows) {
+      for (int e = tid; e < kTileH * kTileW; e += kThreads) {
+        const int32_t oy = oy0 + e / kTileW, ox = ox0 + e % kTileW;
+        if (oy < OH && ox < OW)
+          out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, oy, ox));
+      }
+      __syncthreads();
+      continue;
+    }
+    const T* src = g.src + n * g.stride[0] + c * g.stride[1];
+    for (int e = tid; e < nrows * kTileW; e += kThreads) {
+      const int r = e / kTileW, j = e % kTileW;
+      const int32_t ox = ox0 + j;
+      Acc v = Acc(0);
+      if (ox < OW && g.fx[ox] >= 0) {
+        const int32_t x0 = g.fx[ox];
+        const T* row = src + static_cast<int64_t>(tap_index(ymin, r, g.src_h)) * g.stride[2];
+        const Acc* w = g.wx + static_cast<int64_t>(ox) * tx;
+#pragma unroll
+        for (int32_t b = 0; b < (TX > 0 ? TX : tx); ++b)
+          v += w[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
+      }
+      rows[e] = v;
+    }
+    __syncthreads();
+    for (int e = tid; e < kTileH * kTileW; e += kThreads) {
+      const int i = e / kTileW, j = e % kTileW;
+      const int32_t oy = oy0 + i, ox = ox0 + j;
+      if (oy >= OH || ox >= OW) continue;
+      const int32_t y0 = g.fy[oy];
+      Acc v = g.extrapolation;
+      if (y0 >= 0 && g.fx[ox] >= 0) {
+        const Acc* w = g.wy + static_cast<int64_t>(oy) * ty;
+        const Acc* col = rows + (y0 - ymin) * kTileW + j;
+        v = Acc(0);
+#pragma unroll
+        for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) v += w[a] * col[a * kTileW];
+      }
+      out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(v);
+    }
+    __syncthreads();
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
@@ -107,6 +192,20 @@ template <int TY, int TX, typename T, typename Acc>
 cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
                           T* dst, cudaStream_t stream) {
   const int64_t total = N * C * H * W;
+  if (!channels_last && C < INT32_MAX) {
+    const dim3 grid(static_cast<unsigned>((W + kTileW - 1) / kTileW), static_cast<unsigned>((H + kTileH - 1) / kTileH),
+                    static_cast<unsigned>(N * C < 65535 ? N * C : 65535));
+    // Shared memory for the source rows a tile typically spans (the coordinate step is about
+    // src_h / H); tiles that need more (crops, flips) take the per-element path in-kernel.
+    const double step = static_cast<double>(g.src_h) / static_cast<double>(H);
+    const int64_t want = static_cast<int64_t>(kTileH * step * 1.25) + g.ty + 3;
+    const int32_t max_rows = static_cast<int32_t>(want < tile_max_rows<Acc>() ? want : tile_max_rows<Acc>());
+    if (grid.y <= 65535) {
+      tiled_gather_kernel<TY, TX, T, Acc><<<grid, kThreads, max_rows * kTileW * sizeof(Acc), stream>>>(
+          g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, max_rows, dst);
+      return cudaGetLastError();
+    }
+  }
   if (total < INT32_MAX) {  // 32-bit index decomposition; element offsets stay 64-bit
     gather_kernel<TY, TX, T, Acc, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
         g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), static_cast<int32_t>(total),

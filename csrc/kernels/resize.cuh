@@ -341,8 +341,8 @@ TWIN_HD void inverse_entry(const int32_t* first, const Acc* weight, int32_t taps
                            Acc* iweight) {
   Acc* w = iweight + i * inv_taps;
   for (int32_t k = 0; k < inv_taps; ++k) w[k] = Acc(0);
-  if (lo[i] > hi[i]) {  // no output reads input i: zero gradient
-    ifirst[i] = 0;
+  if (lo[i] > hi[i]) {  // no output reads input i: -1 makes the gather write 0
+    ifirst[i] = -1;
     return;
   }
   ifirst[i] = lo[i];
