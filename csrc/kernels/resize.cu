@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 // per tile instead of once per tap per output), pass 2 resamples them along H. Falls back to
 // the per-element gather when the rows do not fit (extreme downscaling).
 constexpr int kTileW = 64;
-constexpr int kTileH = 16;
+constexpr int kTileH = 32;
 constexpr size_t kTileSmem = 48 * 1024 - 64;  // default dynamic shared memory, less the statics
 
 template <typename Acc>
@@ -114,70 +114,91 @@ constexpr int32_t tile_max_rows() {
 template <int TY, int TX, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads) tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
                                                                 int64_t planes, int32_t max_rows, T* __restrict__ dst) {
+  static_assert(kThreads % kTileW == 0, "a thread keeps one tile column");
+  constexpr int kRowStep = kThreads / kTileW;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* rows = reinterpret_cast<Acc*>(smem_raw);
   __shared__ int32_t s_ymin, s_ymax;
+  const int32_t* __restrict__ fy = g.fy;
+  const int32_t* __restrict__ fx = g.fx;
+  const Acc* __restrict__ wy = g.wy;
   const int tid = threadIdx.x;
-  const int32_t oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * kTileW;
+  const int j = tid % kTileW, r0 = tid / kTileW;  // this thread's column, first row
+  const int32_t oy0 = blockIdx.y * kTileH, ox = blockIdx.x * kTileW + j;
   const int32_t ty = TY > 0 ? TY : g.ty;
   const int32_t tx = TX > 0 ? TX : g.tx;
-  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
-    if (tid == 0) {
-      s_ymin = INT32_MAX;
-      s_ymax = -1;
+  // The column's W taps are the same for every row and plane: keep them in registers.
+  const bool col_ok = ox < OW && fx[ox] >= 0;
+  const int32_t x0 = col_ok ? fx[ox] : 0;
+  const Acc* __restrict__ wxr = g.wx + static_cast<int64_t>(col_ok ? ox : 0) * tx;
+  Acc wreg[TX > 0 ? TX : 1];
+  int64_t creg[TX > 0 ? TX : 1];
+  if constexpr (TX > 0) {
+#pragma unroll
+    for (int b = 0; b < TX; ++b) {
+      wreg[b] = wxr[b];
+      creg[b] = static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3];
     }
-    __syncthreads();
-    if (tid < kTileH && oy0 + tid < OH) {
-      const int32_t f = g.fy[oy0 + tid];
-      if (f >= 0) {  // order independent: the range is the same whatever the schedule
-        atomicMin(&s_ymin, f);
-        atomicMax(&s_ymax, f);
+  }
+  if (tid == 0) {
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int i = 0; i < kTileH && oy0 + i < OH; ++i) {
+      const int32_t f = fy[oy0 + i];
+      if (f >= 0) {
+        lo = f < lo ? f : lo;
+        hi = f > hi ? f : hi;
       }
     }
-    __syncthreads();
-    const int32_t ymin = s_ymin;
-    const int32_t nrows = s_ymax < 0 ? 0 : s_ymax - ymin + ty;
+    s_ymin = lo;
+    s_ymax = hi;
+  }
+  __syncthreads();
+  const int32_t ymin = s_ymin;
+  const int32_t nrows = s_ymax < 0 ? 0 : s_ymax - ymin + ty;
+  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
     const int64_t n = plane / C, c = plane % C;
     T* out = dst + plane * static_cast<int64_t>(OH) * OW;
-    if (nrows > max_rows) {
-      for (int e = tid; e < kTileH * kTileW; e += kThreads) {
-        const int32_t oy = oy0 + e / kTileW, ox = ox0 + e % kTileW;
+    if (nrows > max_rows) {  // block-uniform: the whole block takes the per-element path
+      for (int i = r0; i < kTileH; i += kRowStep) {
+        const int32_t oy = oy0 + i;
         if (oy < OH && ox < OW)
           out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, oy, ox));
       }
-      __syncthreads();
       continue;
     }
     const T* src = g.src + n * g.stride[0] + c * g.stride[1];
-    for (int e = tid; e < nrows * kTileW; e += kThreads) {
-      const int r = e / kTileW, j = e % kTileW;
-      const int32_t ox = ox0 + j;
+    // Pass 1: the rows [ymin, ymin + nrows) resampled along W for this tile's columns.
+    for (int r = r0; r < nrows; r += kRowStep) {
+      const T* row = src + static_cast<int64_t>(tap_index(ymin, r, g.src_h)) * g.stride[2];
       Acc v = Acc(0);
-      if (ox < OW && g.fx[ox] >= 0) {
-        const int32_t x0 = g.fx[ox];
-        const T* row = src + static_cast<int64_t>(tap_index(ymin, r, g.src_h)) * g.stride[2];
-        const Acc* w = g.wx + static_cast<int64_t>(ox) * tx;
+      if (col_ok) {
+        if constexpr (TX > 0) {
 #pragma unroll
-        for (int32_t b = 0; b < (TX > 0 ? TX : tx); ++b)
-          v += w[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
+          for (int b = 0; b < TX; ++b) v += wreg[b] * Convert<T>::template load<Acc>(row[creg[b]]);
+        } else {
+          for (int32_t b = 0; b < tx; ++b)
+            v += wxr[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
+        }
       }
-      rows[e] = v;
+      rows[r * kTileW + j] = v;
     }
     __syncthreads();
-    for (int e = tid; e < kTileH * kTileW; e += kThreads) {
-      const int i = e / kTileW, j = e % kTileW;
-      const int32_t oy = oy0 + i, ox = ox0 + j;
-      if (oy >= OH || ox >= OW) continue;
-      const int32_t y0 = g.fy[oy];
-      Acc v = g.extrapolation;
-      if (y0 >= 0 && g.fx[ox] >= 0) {
-        const Acc* w = g.wy + static_cast<int64_t>(oy) * ty;
-        const Acc* col = rows + (y0 - ymin) * kTileW + j;
-        v = Acc(0);
+    // Pass 2: along H from shared memory.
+#pragma unroll 4
+    for (int i = r0; i < kTileH; i += kRowStep) {
+      const int32_t oy = oy0 + i;
+      if (oy < OH && ox < OW) {
+        const int32_t y0 = fy[oy];
+        Acc v = g.extrapolation;
+        if (y0 >= 0 && col_ok) {
+          const Acc* w = wy + static_cast<int64_t>(oy) * ty;
+          const Acc* col = rows + (y0 - ymin) * kTileW + j;
+          v = Acc(0);
 #pragma unroll
-        for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) v += w[a] * col[a * kTileW];
+          for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) v += w[a] * col[a * kTileW];
+        }
+        out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(v);
       }
-      out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(v);
     }
     __syncthreads();
   }
@@ -193,8 +214,13 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
                           T* dst, cudaStream_t stream) {
   const int64_t total = N * C * H * W;
   if (!channels_last && C < INT32_MAX) {
+    // Enough blocks to fill the GPU a few times over; each loops over planes with its
+    // column taps in registers.
+    const int64_t tiles = ((W + kTileW - 1) / kTileW) * ((H + kTileH - 1) / kTileH);
+    int64_t z = (4096 + tiles - 1) / tiles;
+    z = z < N * C ? z : N * C;
     const dim3 grid(static_cast<unsigned>((W + kTileW - 1) / kTileW), static_cast<unsigned>((H + kTileH - 1) / kTileH),
-                    static_cast<unsigned>(N * C < 65535 ? N * C : 65535));
+                    static_cast<unsigned>(z < 65535 ? (z > 0 ? z : 1) : 65535));
     // Shared memory for the source rows a tile typically spans (the coordinate step is about
     // src_h / H); tiles that need more (crops, flips) take the per-element path in-kernel.
     const double step = static_cast<double>(g.src_h) / static_cast<double>(H);
