@@ -112,7 +112,7 @@ constexpr int32_t tile_max_rows() {
 }
 
 template <int TY, int TX, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+__global__ void __launch_bounds__(kThreads, 6) tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
                                                                 int64_t planes, int32_t max_rows, T* __restrict__ dst) {
   static_assert(kThreads % kTileW == 0, "a thread keeps one tile column");
   constexpr int kRowStep = kThreads / kTileW;
@@ -168,6 +168,7 @@ __global__ void __launch_bounds__(kThreads) tiled_gather_kernel(Gather<T, Acc> g
     }
     const T* src = g.src + n * g.stride[0] + c * g.stride[1];
     // Pass 1: the rows [ymin, ymin + nrows) resampled along W for this tile's columns.
+#pragma unroll 4
     for (int r = r0; r < nrows; r += kRowStep) {
       const T* row = src + static_cast<int64_t>(tap_index(ymin, r, g.src_h)) * g.stride[2];
       Acc v = Acc(0);

@@ -1,0 +1,44 @@
+"""Drive every resize mode forward and backward on CUDA, for compute-sanitizer.
+
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 1 \
+        python tools/sanitize.py
+
+Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
+float32 and float16. Prints one line per case and 'sanitize: N cases' at the end.
+"""
+import torch
+
+import twinops
+
+CASES = [
+    dict(mode="nearest"), dict(mode="nearest-exact"), dict(mode="area"),
+    dict(mode="bilinear"), dict(mode="bilinear", align_corners=True), dict(mode="bicubic"),
+    dict(mode="bicubic", align_corners=True), dict(mode="bilinear", antialias=True),
+    dict(mode="bicubic", antialias=True),
+]
+SIZES = [dict(scale_factor=2.0), dict(scale_factor=0.5), dict(size=(37, 5)), dict(scale_factor=(0.13, 3.1))]
+
+
+def main() -> None:
+    assert torch.cuda.is_available() and twinops.has_cuda_kernels(), "needs CUDA and twinops CUDA kernels"
+    g = torch.Generator("cuda").manual_seed(0)
+    n = 0
+    for dtype in (torch.float32, torch.float16):
+        base = torch.randn(2, 3, 41, 70, device="cuda", dtype=dtype, generator=g)
+        for layout, x in (("nchw", base), ("nhwc", base.contiguous(memory_format=torch.channels_last)),
+                          ("strided", base[:, :, ::2, 1:])):
+            for kw in CASES:
+                for sz in SIZES:
+                    xi = x.detach().requires_grad_()
+                    y = twinops.interpolate(xi, **kw, **sz)
+                    y.backward(torch.randn_like(y))
+                    n += 1
+    x = torch.randn(1, 2, 9, 12, device="cuda", generator=g)
+    y = twinops.resize(x, roi=[0, 0, -0.3, 0.2, 1, 1, 1.4, 0.7], sizes=[1, 2, 17, 6], mode="cubic",
+                       coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.0)
+    torch.cuda.synchronize()
+    print(f"sanitize: {n + 1} cases, last output {tuple(y.shape)}")
+
+
+if __name__ == "__main__":
+    main()
