@@ -39,25 +39,31 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Thread i < out_h fills the H table entry i, the next out_w threads the W entries.
+// Table kernels run one thread per entry of both axes: threads [0, len_h) take axis 0 (H),
+// the next len_w threads axis 1 (W). Returns false past the end.
+__device__ bool axis_thread(int64_t len_h, int64_t len_w, int* k, int64_t* d) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  *k = i < len_h ? 0 : 1;
+  *d = *k == 0 ? i : i - len_h;
+  return *d < (*k == 0 ? len_h : len_w);
+}
+
 template <typename Acc>
 __global__ void build_tables_kernel(Params p, Workspace L, char* ws) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int k = i < p.h.out ? 0 : 1;
+  int k;
+  int64_t d;
+  if (!axis_thread(p.h.out, p.w.out, &k, &d)) return;
   const Axis& a = k == 0 ? p.h : p.w;
-  const int64_t d = k == 0 ? i : i - p.h.out;
-  if (d >= a.out) return;
   resize_axis_entry<Acc>(p, a, d, L.taps[k], reinterpret_cast<int32_t*>(ws + L.first[k]),
                          reinterpret_cast<Acc*>(ws + L.weight[k]));
 }
 
 template <typename Acc>
 __global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int k = i < p.h.out ? 0 : 1;
+  int k;
+  int64_t d;
+  if (!axis_thread(p.h.out, p.w.out, &k, &d)) return;
   const Axis& a = k == 0 ? p.h : p.w;
-  const int64_t d = k == 0 ? i : i - p.h.out;
-  if (d >= a.out) return;
   const int32_t* first = reinterpret_cast<const int32_t*>(ws + L.first[k]);
   const Acc* weight = reinterpret_cast<const Acc*>(ws + L.weight[k]);
   if (first[d] < 0) return;
@@ -75,11 +81,10 @@ __global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
 
 template <typename Acc>
 __global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int k = i < p.h.in ? 0 : 1;
+  int k;
+  int64_t j;
+  if (!axis_thread(p.h.in, p.w.in, &k, &j)) return;
   const Axis& a = k == 0 ? p.h : p.w;
-  const int64_t j = k == 0 ? i : i - p.h.in;
-  if (j >= a.in) return;
   inverse_entry<Acc>(reinterpret_cast<const int32_t*>(ws + L.first[k]), reinterpret_cast<const Acc*>(ws + L.weight[k]),
                      L.taps[k], static_cast<int32_t>(a.out), static_cast<int32_t>(a.in),
                      reinterpret_cast<const int32_t*>(ws + L.lo[k]), reinterpret_cast<const int32_t*>(ws + L.hi[k]), j,
