@@ -160,19 +160,22 @@ __global__ void __launch_bounds__(kThreads, 6) tiled_gather_kernel(Gather<T, Acc
   __syncthreads();
   const int32_t ymin = s_ymin;
   const int32_t nrows = s_ymax < 0 ? 0 : s_ymax - ymin + ty;
-  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
-    const int64_t n = plane / C, c = plane % C;
-    T* out = dst + plane * static_cast<int64_t>(OH) * OW;
-    if (nrows > max_rows) {  // block-uniform: the whole block takes the per-element path
+  const int64_t step = gridDim.z;
+  if (nrows > max_rows) {  // block-uniform: the whole block takes the per-element path
+    for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+      const int64_t n = plane / C, c = plane % C;
+      T* out = dst + plane * static_cast<int64_t>(OH) * OW;
       for (int i = r0; i < kTileH; i += kRowStep) {
         const int32_t oy = oy0 + i;
         if (oy < OH && ox < OW)
           out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, oy, ox));
       }
-      continue;
     }
-    const T* src = g.src + n * g.stride[0] + c * g.stride[1];
-    // Pass 1: the rows [ymin, ymin + nrows) resampled along W for this tile's columns.
+    return;
+  }
+  // Pass 1: the rows [ymin, ymin + nrows) of one plane resampled along W for this tile's columns.
+  auto resample_rows = [&](int64_t plane, Acc* buf) {
+    const T* src = g.src + (plane / C) * g.stride[0] + (plane % C) * g.stride[1];
 #pragma unroll 4
     for (int r = r0; r < nrows; r += kRowStep) {
       const T* row = src + static_cast<int64_t>(tap_index(ymin, r, g.src_h)) * g.stride[2];
@@ -186,10 +189,12 @@ __global__ void __launch_bounds__(kThreads, 6) tiled_gather_kernel(Gather<T, Acc
             v += wxr[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
         }
       }
-      rows[r * kTileW + j] = v;
+      buf[r * kTileW + j] = v;
     }
-    __syncthreads();
-    // Pass 2: along H from shared memory.
+  };
+  // Pass 2: along H from shared memory, written to the plane's output tile.
+  auto resample_cols = [&](int64_t plane, const Acc* buf) {
+    T* out = dst + plane * static_cast<int64_t>(OH) * OW;
 #pragma unroll 4
     for (int i = r0; i < kTileH; i += kRowStep) {
       const int32_t oy = oy0 + i;
@@ -198,7 +203,7 @@ __global__ void __launch_bounds__(kThreads, 6) tiled_gather_kernel(Gather<T, Acc
         Acc v = g.extrapolation;
         if (y0 >= 0 && col_ok) {
           const Acc* w = wy + static_cast<int64_t>(oy) * ty;
-          const Acc* col = rows + (y0 - ymin) * kTileW + j;
+          const Acc* col = buf + (y0 - ymin) * kTileW + j;
           v = Acc(0);
 #pragma unroll
           for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) v += w[a] * col[a * kTileW];
@@ -206,7 +211,20 @@ __global__ void __launch_bounds__(kThreads, 6) tiled_gather_kernel(Gather<T, Acc
         out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(v);
       }
     }
-    __syncthreads();
+  };
+  // Two buffers: pass 1 of the next plane is issued before pass 2 of this one, so its loads
+  // overlap this plane's arithmetic and stores, with one barrier per plane.
+  Acc* cur = rows;
+  Acc* next = rows + static_cast<int64_t>(max_rows) * kTileW;
+  if (blockIdx.z < planes) resample_rows(blockIdx.z, cur);
+  __syncthreads();
+  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+    if (plane + step < planes) resample_rows(plane + step, next);
+    resample_cols(plane, cur);
+    __syncthreads();  // the next plane's rows are complete; this plane's buffer may be reused
+    Acc* t = cur;
+    cur = next;
+    next = t;
   }
 }
 
@@ -231,9 +249,10 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
     // src_h / H); tiles that need more (crops, flips) take the per-element path in-kernel.
     const double step = static_cast<double>(g.src_h) / static_cast<double>(H);
     const int64_t want = static_cast<int64_t>(kTileH * step * 1.25) + g.ty + 3;
-    const int32_t max_rows = static_cast<int32_t>(want < tile_max_rows<Acc>() ? want : tile_max_rows<Acc>());
+    const int32_t cap = tile_max_rows<Acc>() / 2;  // two buffers
+    const int32_t max_rows = static_cast<int32_t>(want < cap ? want : cap);
     if (grid.y <= 65535) {
-      tiled_gather_kernel<TY, TX, T, Acc><<<grid, kThreads, max_rows * kTileW * sizeof(Acc), stream>>>(
+      tiled_gather_kernel<TY, TX, T, Acc><<<grid, kThreads, 2 * max_rows * kTileW * sizeof(Acc), stream>>>(
           g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, max_rows, dst);
       return cudaGetLastError();
     }
