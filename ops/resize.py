@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
@@ -275,6 +276,26 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 # ONNX Resize-19
 # ---------------------------------------------------------------------------------------
 
+# Written with comparisons and struct (not math.isfinite / numpy) so that torch.compile can
+# trace the argument handling into the graph (fullgraph=True).
+def _finite(v: float) -> bool:
+    return -math.inf < v < math.inf
+
+
+def _float32(v, name: str) -> float:
+    """v rounded to float32 (ONNX passes scales and roi as float32 tensors)."""
+    v = float(v)
+    if _finite(v) and abs(v) > 3.4028234663852886e38:  # FLT_MAX: struct would overflow
+        raise ValueError(f"twinops.resize: {name} must fit in float32, got {v!r}")
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _trunc(v):
+    """int(v) for v >= 0, also for a SymFloat (floor == trunc there, and math.floor keeps the
+    size symbolic under tracing where torch.sym_int does not trace)."""
+    return int(v) if isinstance(v, (int, float)) else math.floor(v)
+
+
 def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_transformation_mode, cubic_coeff_a,
                  exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode):
     """Validates ONNX Resize-19 arguments; returns (output_size, ResizeAttrs)."""
@@ -295,7 +316,7 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
             raise ValueError(f"twinops.resize: {name} must be 0 or 1, got {v!r}")
     if antialias and mode == "nearest":
         raise ValueError("twinops.resize: antialias=1 is not defined for mode 'nearest'")
-    if not math.isfinite(float(cubic_coeff_a)):
+    if not _finite(float(cubic_coeff_a)):
         raise ValueError(f"twinops.resize: cubic_coeff_a must be finite, got {cubic_coeff_a!r}")
 
     rank = 4
@@ -326,14 +347,16 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
     if keep_aspect_ratio_policy != "stretch" and sizes_l is None:
         raise ValueError("twinops.resize: keep_aspect_ratio_policy applies only with sizes")
 
-    shape = [int(s) for s in input.shape]
+    # ints, or SymInts under torch.compile / torch.export (the TorchScript tracer hands out
+    # 0-d tensors, whose float32 arithmetic would change int(scale * length): made ints).
+    shape = [int(v) if isinstance(v, Tensor) else v for v in input.shape]
     full_roi = [0.0] * rank + [1.0] * rank
     if roi_l is not None and len(roi_l) > 0:
         if len(roi_l) != 2 * len(axes_l):
             raise ValueError(f"twinops.resize: roi must have 2 * len(axes) = {2 * len(axes_l)} entries "
                              f"(starts then ends), got {len(roi_l)}")
-        roi32 = np.asarray(roi_l, dtype=np.float32)
-        if not np.all(np.isfinite(roi32)):
+        roi32 = [_float32(v, "roi") for v in roi_l]  # ONNX roi is a float32 tensor
+        if not all(_finite(v) for v in roi32):
             raise ValueError(f"twinops.resize: roi must be finite, got {roi_l}")
         for i, a in enumerate(axes_l):
             full_roi[a] = float(roi32[i])
@@ -341,47 +364,55 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
     elif coordinate_transformation_mode == "tf_crop_and_resize":
         raise ValueError("twinops.resize: coordinate_transformation_mode 'tf_crop_and_resize' needs roi")
 
-    # Per-dimension scale (double) and output size, exactly as onnx.reference computes them.
+    def nc_error(out):
+        return ValueError(f"twinops.resize: only H and W (axes 2, 3) can be resized; the {name} for N and C "
+                          f"must leave them unchanged (input shape {tuple(shape)}, output shape {tuple(out)})")
+
+    # Per-axis scale (double; None = derived from the sizes as out/in, which the kernel does
+    # itself, also for symbolic sizes) and output size, as onnx.reference computes them.
     if scales_l is not None:
-        s32 = np.asarray(scales_l, dtype=np.float32)  # ONNX scales are a float32 tensor
-        if not np.all(np.isfinite(s32)) or np.any(s32 <= 0):
+        s32 = [_float32(v, "scales") for v in scales_l]  # ONNX scales are a float32 tensor
+        if not all(_finite(v) and v > 0 for v in s32):
             raise ValueError(f"twinops.resize: scales must be positive and finite, got {scales_l}")
         scale = [1.0] * rank
         for i, a in enumerate(axes_l):
-            scale[a] = float(s32[i])
-        out = [int(scale[d] * shape[d]) for d in range(rank)]
+            scale[a] = s32[i]
+        out = [shape[d] if d < 2 else _trunc(scale[d] * shape[d]) for d in range(rank)]
+        if not (math.isclose(scale[0], 1.0) and math.isclose(scale[1], 1.0)):
+            raise nc_error([_trunc(scale[d] * shape[d]) for d in range(rank)])
     else:
         for v in sizes_l:
             if isinstance(v, float) and not v.is_integer():
                 raise TypeError(f"twinops.resize: sizes must be integers, got {sizes_l}")
-        req = list(shape)
-        for i, a in enumerate(axes_l):
-            req[a] = int(sizes_l[i])
-        if any(v <= 0 for v in req):
+        req = {a: int(sizes_l[i]) for i, a in enumerate(axes_l)}
+        if any(v <= 0 for v in req.values()):
             raise ValueError(f"twinops.resize: sizes must be positive, got {sizes_l}")
-        scale = [req[d] / shape[d] if shape[d] > 0 else 1.0 for d in range(rank)]
-        out = req
+        out = [req.get(d, shape[d]) for d in range(rank)]
+        scale = [None] * rank
         if keep_aspect_ratio_policy != "stretch":
-            pick = min if keep_aspect_ratio_policy == "not_larger" else max
-            s = pick(scale[a] for a in axes_l)
+            # Needs concrete lengths: under tracing this specialises the input size.
+            conc = [int(v) for v in shape]
+            s = (min if keep_aspect_ratio_policy == "not_larger" else max)(req[a] / conc[a] for a in axes_l)
             scale = [s if d in axes_l else 1.0 for d in range(rank)]
-            out = [int(s * shape[d] + 0.5) if d in axes_l else shape[d] for d in range(rank)]
+            out = [int(s * conc[d] + 0.5) if d in axes_l else conc[d] for d in range(rank)]
+        if any(d in req or scale[d] is not None for d in (0, 1)) and (out[0] != shape[0] or out[1] != shape[1]):
+            raise nc_error(out)
     for d in (0, 1):
-        if out[d] != shape[d] or not math.isclose(scale[d], 1.0):
-            raise ValueError(f"twinops.resize: only H and W (axes 2, 3) can be resized; the {name} for N and C "
-                             f"must leave them unchanged (input shape {tuple(shape)}, output shape {tuple(out)})")
-        if full_roi[d] != 0.0 or full_roi[rank + d] != 1.0:
-            if coordinate_transformation_mode == "tf_crop_and_resize":
-                raise ValueError("twinops.resize: roi may crop only H and W (axes 2, 3)")
-    if out[2] <= 0 or out[3] <= 0:
+        if (full_roi[d] != 0.0 or full_roi[rank + d] != 1.0) and coordinate_transformation_mode == "tf_crop_and_resize":
+            raise ValueError("twinops.resize: roi may crop only H and W (axes 2, 3)")
+    if any(isinstance(o, int) and o <= 0 for o in out[2:]):
         raise ValueError(f"twinops.resize: the output size {tuple(out)} is empty; scales {scales_l} are too small "
                          f"for input {tuple(shape)}")
     axis_scales = []
     for d in (2, 3):
-        identity = (math.isclose(scale[d], 1.0) and out[d] == shape[d]
-                    and math.isclose(full_roi[d], 0.0) and math.isclose(full_roi[rank + d], 1.0))
-        # The reference skips identity axes; scale exactly 1 makes every mode an identity too.
-        axis_scales.append(1.0 if identity else scale[d])
+        roi_identity = math.isclose(full_roi[d], 0.0) and math.isclose(full_roi[rank + d], 1.0)
+        if scale[d] is None:
+            axis_scales.append(0.0)  # out/in: exactly 1 on an identity axis
+        elif math.isclose(scale[d], 1.0) and out[d] == shape[d] and roi_identity:
+            # The reference skips identity axes; scale exactly 1 makes every mode an identity too.
+            axis_scales.append(1.0)
+        else:
+            axis_scales.append(scale[d])
     use_roi = coordinate_transformation_mode == "tf_crop_and_resize"
     attrs = ResizeAttrs(
         mode=mode,
@@ -523,7 +554,12 @@ class Interpolate(torch.nn.Module):
 
 
 class Resize(torch.nn.Module):
-    """Module form of :func:`resize`; the constructor takes roi/scales/sizes and the attributes."""
+    """Module form of :func:`resize`; the constructor takes roi/scales/sizes and the attributes.
+
+    Compiles with ``torch.compile(fullgraph=True)`` with symbolic input shapes (the default
+    automatic dynamic shapes, or ``torch._dynamo.mark_dynamic``); ``dynamic=True`` also turns
+    the module's float scales into symbols, which the float32 rounding of ONNX scales cannot
+    trace."""
 
     def __init__(self, roi=None, scales=None, sizes=None, **attributes):
         super().__init__()

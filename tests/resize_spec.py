@@ -239,6 +239,7 @@ def onnx_reference_is_unstable(shape, kw) -> bool:
     roi = attrs.roi
     for in_len, out_len, scale, r in ((shape[2], oh, attrs.scales[0], (roi[0], roi[2])),
                                       (shape[3], ow, attrs.scales[1], (roi[1], roi[3]))):
+        scale = scale if scale > 0 else out_len / in_len  # 0: derived from the sizes
         xo, _ = _compute_x_ori(attrs.coordinate_transformation_mode, np.arange(out_len, dtype=np.float64), scale,
                                in_len, scale * in_len, out_len, np.asarray(r, dtype=np.float32))
         frac = xo - np.floor(xo)

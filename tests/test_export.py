@@ -349,14 +349,7 @@ def test_dynamic_resize_dynamic_shapes(dynamo):
     _compare(model, proto, (_input(1, 3, 6, 9, seed=3), torch.zeros(1, 1, 15, 4)))
 
 
-RESIZE_DYNAMIC_XFAIL = pytest.mark.xfail(
-    strict=True, raises=Exception,
-    reason="twinops.resize converts input.shape with int() (ops/resize.py _resize_plan), which specializes every "
-           "dim under torch.export; remove this mark when _resize_plan keeps SymInts")
-
-
-@pytest.mark.parametrize("dynamo", [pytest.param(True, id="dynamo", marks=RESIZE_DYNAMIC_XFAIL),
-                                    pytest.param(False, id="torchscript")])
+@pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_resize_sizes_dynamic_shapes(dynamo):
     """ONNX ``sizes`` fix the output size whatever the input size (the scale is out/in at run time)."""
     model = Net(twinops.Resize(sizes=[9, 14], axes=[2, 3], mode="cubic"))
@@ -366,6 +359,17 @@ def test_resize_sizes_dynamic_shapes(dynamo):
     assert attrs["scales"] == [0.0, 0.0]
     _compare(model, proto, (x,))
     _compare(model, proto, (_input(3, 3, 7, 19, seed=4),))
+
+
+def test_resize_scales_dynamic_shapes():
+    """ONNX ``scales`` under torch.export: the output size stays int(scale * length) at run time."""
+    model = Net(twinops.Resize(scales=[1.5, 0.5], axes=[2, 3], mode="linear"))
+    x = _input(2, 3, 10, 12)
+    proto = _export(model, (x,), True, dynamic={0: [0, 2, 3]})
+    _, attrs = _check_node(proto, "TwinopsResize", RESIZE_ATTRS)
+    assert attrs["scales"] == [1.5, 0.5]
+    _compare(model, proto, (x,))
+    _compare(model, proto, (_input(1, 3, 7, 19, seed=5),))
 
 
 # ---------------------------------------------------------------------------------------

@@ -249,6 +249,17 @@ def test_torch_compile_inductor_dynamic(device):
         torch.testing.assert_close(compiled(x), net(x))
 
 
+@pytest.mark.parametrize("how", [dict(scales=[1.5, 0.7], axes=[2, 3]), dict(sizes=[9, 4], axes=[2, 3])], ids=_ids)
+def test_torch_compile_onnx_resize_dynamic(device, how):
+    # Automatic dynamic shapes: the second size recompiles with symbolic H and W.
+    torch._dynamo.reset()
+    mod = twinops.Resize(mode="cubic", **how).to(device)
+    compiled = torch.compile(mod, fullgraph=True, backend="aot_eager")
+    for hw in ((8, 10), (12, 7), (5, 13)):
+        x = random_input((2, 3, *hw), torch.float32, device)
+        torch.testing.assert_close(compiled(x), mod(x))
+
+
 # ---------------------------------------------------------------------------------------
 # layouts, empty tensors, modules, dynamic_resize
 # ---------------------------------------------------------------------------------------
