@@ -238,7 +238,8 @@ def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, re
         attrs = ResizeAttrs(mode="nearest", coordinate_transformation_mode="half_pixel",
                             nearest_mode="round_prefer_ceil", scales=scales, pytorch=1)
     elif mode == "area":
-        attrs = ResizeAttrs(mode="area", coordinate_transformation_mode="half_pixel", scales=(0.0, 0.0), pytorch=1)
+        # The kernel ignores the scale for area; keeping it lets exporters rebuild a dynamic size.
+        attrs = ResizeAttrs(mode="area", coordinate_transformation_mode="half_pixel", scales=scales, pytorch=1)
     else:
         cubic = mode == "bicubic"
         attrs = ResizeAttrs(mode="cubic" if cubic else "linear", coordinate_transformation_mode=coord,
