@@ -351,27 +351,21 @@ def test_dynamic_resize_dynamic_shapes(dynamo):
     _compare(model, proto, (_input(1, 3, 6, 9, seed=3), torch.zeros(1, 1, 15, 4)))
 
 
-@pytest.mark.parametrize("dynamo", EXPORTERS)
-def test_resize_sizes_dynamic_shapes(dynamo):
-    """ONNX ``sizes`` fix the output size whatever the input size (the scale is out/in at run time)."""
-    model = Net(twinops.Resize(sizes=[9, 14], axes=[2, 3], mode="cubic"))
+@pytest.mark.parametrize("dynamo,how,scales_attr", [
+    # ONNX sizes fix the output size whatever the input size (the scale is out/in at run time).
+    pytest.param(True, dict(sizes=[9, 14], mode="cubic"), [0.0, 0.0], id="sizes-dynamo"),
+    pytest.param(False, dict(sizes=[9, 14], mode="cubic"), [0.0, 0.0], id="sizes-torchscript"),
+    # ONNX scales under torch.export: the output size stays int(scale * length) at run time.
+    pytest.param(True, dict(scales=[1.5, 0.5], mode="linear"), [1.5, 0.5], id="scales-dynamo"),
+])
+def test_resize_dynamic_shapes(dynamo, how, scales_attr):
+    model = Net(twinops.Resize(axes=[2, 3], **how))
     x = _input(2, 3, 10, 12)
     proto = _export(model, (x,), dynamo, dynamic={0: [0, 2, 3]})
     _, attrs = _check_node(proto, "TwinopsResize", RESIZE_ATTRS)
-    assert attrs["scales"] == [0.0, 0.0]
+    assert attrs["scales"] == scales_attr
     _compare(model, proto, (x,))
     _compare(model, proto, (_input(3, 3, 7, 19, seed=4),))
-
-
-def test_resize_scales_dynamic_shapes():
-    """ONNX ``scales`` under torch.export: the output size stays int(scale * length) at run time."""
-    model = Net(twinops.Resize(scales=[1.5, 0.5], axes=[2, 3], mode="linear"))
-    x = _input(2, 3, 10, 12)
-    proto = _export(model, (x,), True, dynamic={0: [0, 2, 3]})
-    _, attrs = _check_node(proto, "TwinopsResize", RESIZE_ATTRS)
-    assert attrs["scales"] == [1.5, 0.5]
-    _compare(model, proto, (x,))
-    _compare(model, proto, (_input(1, 3, 7, 19, seed=5),))
 
 
 # ---------------------------------------------------------------------------------------
