@@ -107,30 +107,31 @@ auto parallel_for = [](int64_t begin, int64_t end, int64_t grain, const auto& fn
   at::parallel_for(begin, end, grain, fn);
 };
 
-at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size, TWIN_RESIZE_ATTR_PARAMS) {
-  Prepared r = prepare_forward(input, output_size, TWIN_RESIZE_ATTR_ARGS);
+template <bool Backward>
+at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& args) {
+  Prepared r = Backward ? prepare_backward(src, size, args) : prepare_forward(src, size, args);
   if (r.result.numel() == 0) return r.result;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_resize_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, src.scalar_type(), "twinops_resize_cpu", [&] {
     using Acc = typename OpMath<scalar_t>::type;
-    const resize::Workspace L = resize::workspace_layout(r.params, sizeof(Acc), false);
+    const resize::Workspace L = resize::workspace_layout(r.params, sizeof(Acc), Backward);
     std::vector<char> ws(L.bytes);
-    resize::forward_cpu<scalar_t>(r.params, L, r.geometry, input.const_data_ptr<scalar_t>(),
-                                  r.result.mutable_data_ptr<scalar_t>(), r.channels_last, ws.data(), parallel_for);
+    const scalar_t* s = src.const_data_ptr<scalar_t>();
+    scalar_t* d = r.result.mutable_data_ptr<scalar_t>();
+    if (Backward) {
+      resize::backward_cpu<scalar_t>(r.params, L, r.geometry, s, d, r.channels_last, ws.data(), parallel_for);
+    } else {
+      resize::forward_cpu<scalar_t>(r.params, L, r.geometry, s, d, r.channels_last, ws.data(), parallel_for);
+    }
   });
   return r.result;
 }
 
+at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size, TWIN_RESIZE_ATTR_PARAMS) {
+  return run<false>(input, output_size, TWIN_RESIZE_ATTR_ARGS);
+}
+
 at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef input_size, TWIN_RESIZE_ATTR_PARAMS) {
-  Prepared r = prepare_backward(grad_output, input_size, TWIN_RESIZE_ATTR_ARGS);
-  if (r.result.numel() == 0) return r.result;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_output.scalar_type(), "twinops_resize_bwd_cpu", [&] {
-    using Acc = typename OpMath<scalar_t>::type;
-    const resize::Workspace L = resize::workspace_layout(r.params, sizeof(Acc), true);
-    std::vector<char> ws(L.bytes);
-    resize::backward_cpu<scalar_t>(r.params, L, r.geometry, grad_output.const_data_ptr<scalar_t>(),
-                                   r.result.mutable_data_ptr<scalar_t>(), r.channels_last, ws.data(), parallel_for);
-  });
-  return r.result;
+  return run<true>(grad_output, input_size, TWIN_RESIZE_ATTR_ARGS);
 }
 
 }  // namespace
