@@ -422,6 +422,7 @@ def test_bad_input_errors(call, exc, msg):
     (dict(size=[0, 3]), r"output_size must be positive, got \(0, 3\)"),
     (dict(scales=[1.0]), "scales must have 2 entries"),
     (dict(pytorch=1, coord="tf_crop_and_resize"), "pytorch arithmetic supports only"),
+    (dict(mode="linear", antialias=1, scales=[1e-9, 0.5]), "antialias with exclude_outside=0 needs scales"),
 ])
 def test_raw_op_errors(device, args, msg):
     """The op itself validates too (callers may bypass the Python API)."""
@@ -445,3 +446,32 @@ def test_raw_op_rejects_integer_input(device):
 def test_dynamic_resize_mismatched_devices():
     with pytest.raises(ValueError, match="size_tensor is on cpu but input is on cuda:0"):
         twinops.dynamic_resize(X.cuda(), torch.ones(3, 3))
+
+
+@settings(max_examples=200)
+@given(
+    size=st.lists(st.integers(-3, 40), min_size=2, max_size=2),
+    mode=st.sampled_from(["nearest", "linear", "cubic", "area", "bicubic", ""]),
+    coord=st.sampled_from(["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "half_pixel_symmetric", "tf_crop_and_resize", "x"]),
+    nearest=st.sampled_from(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "round"]),
+    cubic_a=st.sampled_from([-0.75, 0.0, float("nan"), 1e30]),
+    flags=st.lists(st.integers(-1, 2), min_size=3, max_size=3),
+    scales=st.lists(st.sampled_from([0.0, -1.0, 0.5, 2.0, 1e-9, 1e9, float("inf"), float("nan")]),
+                    min_size=2, max_size=2),
+    roi=st.lists(st.sampled_from([0.0, 1.0, -5.0, 7.0, float("nan")]), min_size=4, max_size=4),
+    extrapolation=st.sampled_from([0.0, float("nan"), float("inf")]),
+)
+def test_raw_op_never_crashes(device, size, mode, coord, nearest, cubic_a, flags, scales, roi, extrapolation):
+    """Any attribute combination either raises a RuntimeError or returns a tensor of the asked
+    shape; never a crash or a hang (forward and backward)."""
+    x = random_input((1, 2, 5, 7), torch.float32, device)
+    args = (mode, coord, nearest, cubic_a, flags[0], flags[1], scales, roi, extrapolation, flags[2])
+    try:
+        y = torch.ops.twinops.resize(x, size, *args)
+    except RuntimeError as e:
+        assert str(e).startswith("twinops.resize: "), str(e)
+        return
+    assert y.shape == (1, 2, *size)
+    g = torch.ops.twinops.resize_backward(torch.ones_like(y), list(x.shape), *args)
+    assert g.shape == x.shape

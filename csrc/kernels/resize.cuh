@@ -291,9 +291,11 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
   first[d] = static_cast<int32_t>(c0);
   const int32_t count = static_cast<int32_t>(c1 - c0 + 1);
   Acc total = Acc(0);
-  for (int64_t j = j0; j <= j1; ++j) {
+  // Excluded taps outside the input contribute nothing: skip them without iterating.
+  const int64_t jb = exclude && j0 < 0 ? 0 : j0;
+  const int64_t je = exclude && j1 > last_index ? last_index : j1;
+  for (int64_t j = jb; j <= je; ++j) {
     const bool outside = j < 0 || j > last_index;
-    if (exclude && outside) continue;
     Acc wt;
     if (box) {
       wt = Acc(1);

@@ -82,6 +82,16 @@ const char* check_params(const Params& p) {
   if (!p.pytorch && p.mode != kArea) {
     // ONNX divides by the scale: it must be positive once derived.
     if (p.h.scale < 0.0 || p.w.scale < 0.0) return "scales must be positive";
+    // ONNX antialias stretches the filter by 1/scale and reads edge values for every tap of
+    // it: bound the window so a tiny scale is an error rather than a near-endless loop.
+    if (p.antialias && !p.exclude_outside) {
+      const Axis* axes[2] = {&p.h, &p.w};
+      for (const Axis* a : axes) {
+        const double scale = a->scale > 0.0 ? a->scale : static_cast<double>(a->out) / static_cast<double>(a->in);
+        if (scale < 1.0 && (p.mode == kCubic ? 4.0 : 2.0) / scale > static_cast<double>(1 << 24))
+          return "antialias with exclude_outside=0 needs scales >= 2^-22 (the filter window would exceed 2^24 taps)";
+      }
+    }
   }
   return nullptr;
 }
