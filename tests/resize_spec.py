@@ -54,13 +54,21 @@ def random_input(shape, dtype, device="cpu", seed=0) -> torch.Tensor:
 # F.interpolate configurations
 # ---------------------------------------------------------------------------------------
 
+def _draw_nchw(draw, max_c: int, max_hw: int):
+    return (draw(st.integers(1, 2)), draw(st.integers(1, max_c)), draw(st.integers(1, max_hw)),
+            draw(st.integers(1, max_hw)))
+
+
+def _scales(common, hi: float, digits: int):
+    """Scale factors: common exact values, or random ones rounded to `digits` decimals."""
+    return st.one_of(st.sampled_from(common),
+                     st.floats(0.2, hi, allow_nan=False, allow_infinity=False).map(lambda v: round(v, digits)))
+
+
 @st.composite
 def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20):
     """(input shape, kwargs for F.interpolate / twinops.interpolate)."""
-    n = draw(st.integers(1, 2))
-    c = draw(st.integers(1, 3))
-    h = draw(st.integers(1, max_hw))
-    w = draw(st.integers(1, max_hw))
+    n, c, h, w = _draw_nchw(draw, 3, max_hw)
     mode = draw(st.sampled_from(["nearest", "nearest-exact", "bilinear", "bicubic", "area"]))
     kw = {"mode": mode}
     if mode in ("bilinear", "bicubic"):
@@ -69,8 +77,7 @@ def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20):
     if draw(st.booleans()):
         kw["size"] = (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))
     else:
-        scale = st.one_of(st.sampled_from([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75]),
-                          st.floats(0.2, 4.0, allow_nan=False, allow_infinity=False).map(lambda v: round(v, 3)))
+        scale = _scales([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75], 4.0, 3)
         sf = (draw(scale), draw(scale))
         assume(math.floor(h * sf[0]) >= 1 and math.floor(w * sf[1]) >= 1)
         assume(math.floor(h * sf[0]) <= 3 * max_out and math.floor(w * sf[1]) <= 3 * max_out)
@@ -137,10 +144,7 @@ NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
 @st.composite
 def onnx_configs(draw, max_hw: int = 10, max_out: int = 16):
     """(input shape, kwargs for twinops.resize with ONNX names)."""
-    n = draw(st.integers(1, 2))
-    c = draw(st.integers(1, 2))
-    h = draw(st.integers(1, max_hw))
-    w = draw(st.integers(1, max_hw))
+    n, c, h, w = _draw_nchw(draw, 2, max_hw)
     mode = draw(st.sampled_from(["nearest", "linear", "cubic"]))
     coord = draw(st.sampled_from(COORDS))
     kw = {"mode": mode, "coordinate_transformation_mode": coord}
@@ -164,8 +168,7 @@ def onnx_configs(draw, max_hw: int = 10, max_out: int = 16):
             assume(int(s * h + 0.5) <= 3 * max_out and int(s * w + 0.5) <= 3 * max_out)
         kw["sizes"] = list(hw) if use_axes else [n, c, hw[0], hw[1]]
     else:
-        scale = st.one_of(st.sampled_from([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.6]),
-                          st.floats(0.2, 3.0, allow_nan=False, allow_infinity=False).map(lambda v: round(v, 2)))
+        scale = _scales([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.6], 3.0, 2)
         sc = (draw(scale), draw(scale))
         s32 = np.asarray(sc, dtype=np.float32).astype(np.float64)
         assume(int(s32[0] * h) >= 1 and int(s32[1] * w) >= 1)

@@ -295,7 +295,6 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
   const int64_t jb = exclude && j0 < 0 ? 0 : j0;
   const int64_t je = exclude && j1 > last_index ? last_index : j1;
   for (int64_t j = jb; j <= je; ++j) {
-    const bool outside = j < 0 || j > last_index;
     Acc wt;
     if (box) {
       wt = Acc(1);
