@@ -170,3 +170,145 @@ def test_fp16_flag_only_where_it_exists(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorrt", _fake_tensorrt("10.16.0", []))
     with pytest.raises(ValueError, match=r"fp16=True needs strongly_typed=False"):
         ttrt.build_engine(b"", fp16=True, strongly_typed=True, plugins=False)
+
+
+# ---------------------------------------------------------------------------------------
+# real engines (TensorRT >= 10 and a CUDA GPU)
+# ---------------------------------------------------------------------------------------
+
+def _float32_exact(kw):
+    """Scale factors rounded to float32, so the FLOATS attribute carries exactly what the torch op got."""
+    kw = dict(kw)
+    if "scale_factor" in kw:
+        kw["scale_factor"] = tuple(float(np.float32(s)) for s in kw["scale_factor"])
+    return kw
+
+
+def _out_hw(shape, kw):
+    if "size" in kw:
+        return tuple(kw["size"])
+    return tuple(int(np.floor(n * s)) for n, s in zip(shape[2:], kw["scale_factor"]))
+
+
+class ConvResizeConv(torch.nn.Module):
+    def __init__(self, channels, resize):
+        super().__init__()
+        self.pre, self.resize = torch.nn.Conv2d(channels, channels, 3, padding=1), resize
+        self.post = torch.nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        return self.post(self.resize(self.pre(x)))
+
+
+@needs_trt
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@settings(max_examples=ENGINE_EXAMPLES)
+@given(cfg=interpolate_configs(), grow=st.tuples(st.integers(0, 5), st.integers(0, 5)))
+def test_interpolate_engine_matches_torch_op_and_reference(dtype, cfg, grow):
+    from torch.export import Dim
+
+    shape, kw = cfg
+    kw = _float32_exact(kw)
+    assume(min(_out_hw(shape, kw)) >= 1)
+    model = twinops.Interpolate(**kw)
+    x = random_input(shape, dtype, "cuda")
+    proto = twinops.export_onnx(model, (x,), dynamic_shapes=({2: Dim.AUTO, 3: Dim.AUTO},))
+    (value,) = proto.graph.input
+    dynamic = [not d.HasField("dim_value") for d in value.type.tensor_type.shape.dim]
+    # min = opt = the example shape (a scale factor < 1 never yields an empty output); max grows
+    # every dim the exporter kept dynamic (it specialises length-1 dims).
+    big = tuple(n + (grow[i - 2] if dynamic[i] and i >= 2 else 0) for i, n in enumerate(shape))
+    runner = ttrt.TRTRunner(ttrt.build_engine(proto, {value.name: (shape, shape, big)}))
+    name = value.name
+    assert runner.input_names == [name] and runner.profile(name) == (shape, shape, big)
+    for seed, s in enumerate([shape, runner.profile(name)[2]]):
+        x = random_input(s, dtype, "cuda", seed)
+        (y,) = runner(x).values()
+        torch.cuda.synchronize()
+        exact = kw["mode"] in ("nearest", "nearest-exact")
+        if exact:
+            torch.testing.assert_close(y, model(x), rtol=0, atol=0)
+            torch.testing.assert_close(y, interpolate_reference(x, **kw), rtol=0, atol=0)
+        else:
+            assert_close(y, model(x), dtype, f"engine vs torch op {kw} {s}")
+            assert_close(y, interpolate_reference(x, **kw), dtype, f"engine vs F.interpolate {kw} {s}")
+        assert y.dtype == dtype and y.device == x.device
+
+
+@needs_trt
+@settings(max_examples=ENGINE_EXAMPLES)
+@given(cfg=onnx_configs())
+def test_resize_engine_matches_torch_op_and_onnx_reference(cfg):
+    shape, kw = cfg
+    model = twinops.Resize(**kw)
+    x = random_input(shape, torch.float32, "cuda")
+    expected = onnx_reference(x.cpu(), **kw)
+    assume(expected.numel() > 0)
+    runner = ttrt.export_and_build(model, (x,))
+    (y,) = runner(x).values()
+    torch.cuda.synchronize()
+    assert_close(y, model(x), torch.float32, f"engine vs torch op {kw}")
+    assert_close(y, expected, torch.float32, f"engine vs onnx.reference {kw}")
+
+
+@needs_trt
+@pytest.mark.parametrize("kw", [dict(scale_factor=2.0, mode="bicubic", align_corners=False),
+                                dict(scale_factor=0.5, mode="bilinear", antialias=True),
+                                dict(size=(13, 7), mode="bicubic", antialias=True)], ids=str)
+def test_conv_resize_conv_engine_over_its_profile(kw):
+    """End to end with the derived profile (min = d // 2, opt = d, max = 2 d); TF32 off on both sides."""
+    from torch.export import Dim
+
+    torch.manual_seed(0)
+    model = ConvResizeConv(3, twinops.Interpolate(**kw)).cuda().eval()
+    x = random_input((2, 3, 16, 12), torch.float32, "cuda")
+    runner = ttrt.export_and_build(model, (x,), ({2: Dim.DYNAMIC, 3: Dim.DYNAMIC},), tf32=False)
+    (name,) = runner.input_names
+    assert runner.profile(name) == ((2, 3, 8, 6), (2, 3, 16, 12), (2, 3, 32, 24))
+    with torch.no_grad(), torch.backends.cudnn.flags(allow_tf32=False):
+        for seed, s in enumerate(runner.profile(name)):
+            x = random_input(s, torch.float32, "cuda", seed)
+            (y,) = runner(x).values()
+            torch.cuda.synchronize()
+            assert_close(y, model(x), torch.float32, f"engine vs torch model {kw} {s}")
+            ref = model.post(interpolate_reference(model.pre(x).double(), **kw).float())
+            assert_close(y, ref, torch.float32, f"engine vs F.interpolate model {kw} {s}")
+
+
+@needs_trt
+def test_parser_error_from_real_tensorrt():
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("NoSuchTwinopsOp", ["x"], ["y"], domain="twinops")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("twinops", 1)])
+    with pytest.raises(ttrt.TRTBuildError, match=r"(?s)ONNX parser rejected the model.*NoSuchTwinopsOp"):
+        ttrt.build_engine(model, plugins=False)
+
+
+@needs_trt
+def test_runner_input_errors():
+    from torch.export import Dim
+
+    x = random_input((1, 2, 6, 5), torch.float32, "cuda")
+    runner = ttrt.export_and_build(twinops.Interpolate(scale_factor=2.0, mode="bilinear"), (x,),
+                                   ({2: Dim.DYNAMIC, 3: Dim.DYNAMIC},))
+    (name,) = runner.input_names
+    assert runner.dtypes[name] == torch.float32
+    with pytest.raises(ValueError, match=rf"inputs are \['{name}'\]; missing \['{name}'\], unexpected \[\]"):
+        runner()
+    with pytest.raises(ValueError, match=r"unexpected \['bogus'\]"):
+        runner(x, bogus=x)
+    with pytest.raises(TypeError, match=rf"input '{name}' has dtype torch.float16; the engine expects torch.float32"):
+        runner(x.half())
+    with pytest.raises(ValueError, match=rf"input '{name}' is on cpu; the engine expects it on cuda:"):
+        runner(x.cpu())
+    with pytest.raises(ValueError, match=rf"input '{name}' has shape \(1, 2, 6\); the engine expects rank 4"):
+        runner(x[0])
+    with pytest.raises(ValueError, match=rf"input '{name}' has shape \(1, 2, 13, 5\), outside the engine's profile"):
+        runner(random_input((1, 2, 13, 5), torch.float32, "cuda"))
+    # non-contiguous input: copied contiguous, same result
+    xt = random_input((1, 2, 5, 6), torch.float32, "cuda").transpose(2, 3)
+    (y,) = runner(xt).values()
+    torch.testing.assert_close(y, twinops.interpolate(xt.contiguous(), scale_factor=2.0, mode="bilinear"))
