@@ -1,0 +1,589 @@
+"""A TensorRT-free plugin host: drives the twinops TensorRT plugins without a TensorRT runtime.
+
+The host (``csrc/trt_host``, a small C++ library built on first use against TensorRT *headers*
+only, driven through ctypes) loads the plugin library the way ``IPluginRegistry::loadLibrary``
+does (``dlopen``, ``setLoggerFinder``, ``getCreators`` / ``getPluginCreators``), builds
+``PluginFieldCollection``\\ s from ONNX node attributes exactly as TensorRT's ONNX parser does
+(:func:`node_fields`) and takes each plugin through the build and runtime lifecycle: output
+types, output shapes through a symbolic ``IExprBuilder`` (min/opt/max profile and concrete
+shapes), ``supportsFormatCombination`` over every (type, format) pair, ``configurePlugin``,
+workspace size, serialization round trip into the runtime phase, clone, ``attachToContext``,
+``onShapeChange`` and finally ``enqueue`` on CUDA tensors.
+
+Configuration (environment):
+
+* ``TWINOPS_TRT_HEADERS``: ``os.pathsep``-separated TensorRT include dirs; the first holding
+  ``NvInfer.h`` is used (an empty or header-less value makes the host unavailable). Default:
+  ``TENSORRT_INCLUDE_DIR``, ``$TENSORRT_ROOT/include``, the repository's ``.trt/{10,11}/include``,
+  ``/usr/include/x86_64-linux-gnu``, ``/usr/local/tensorrt/include``.
+* ``TWINOPS_TRT_PLUGIN_LIB``: the plugin library; default ``twinops.trt.plugin_library()`` or
+  ``libtwinops_trt.so`` next to this file.
+* ``TWINOPS_CACHE``: where the host library is built (default ``~/.cache/twinops``).
+
+Typical use::
+
+    y = twinops.plugin_host.run_resize(x, attrs, sizes=(H_out, W_out))   # x: CUDA (N, C, H, W)
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+__all__ = ["unavailable_reason", "header_dir", "plugin_library_path", "PluginHost", "Plugin", "Field",
+           "CreatorInfo", "BuildResult", "node_fields", "attributes_node", "run_resize", "HostError",
+           "FIELD_TYPES", "DATA_TYPES"]
+
+_HERE = Path(__file__).resolve().parent
+_SOURCES = ["expr_builder.h", "plugin_host.h", "plugin_host.cpp", "lifecycle.cpp"]
+MAX_DIMS = 8
+
+# nvinfer1::PluginFieldType and nvinfer1::DataType values (identical in the 8.6, 10 and 11 headers
+# for the members used here).
+FIELD_TYPES = {"FLOAT16": 0, "FLOAT32": 1, "FLOAT64": 2, "INT8": 3, "INT16": 4, "INT32": 5, "CHAR": 6,
+               "DIMS": 7, "UNKNOWN": 8, "BF16": 9, "INT64": 10}
+DATA_TYPES = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.bool: 4, torch.uint8: 5,
+              torch.bfloat16: 7, torch.int64: 8}
+LINEAR = 0  # TensorFormat::kLINEAR
+
+
+class HostError(RuntimeError):
+    """A lifecycle step failed; the message carries the host's and the plugin's log lines."""
+
+
+# ---------------------------------------------------------------------------------------
+# discovery and build
+# ---------------------------------------------------------------------------------------
+
+def _source_dir() -> Path:
+    for cand in (_HERE.parent / "csrc" / "trt_host", _HERE / "csrc" / "trt_host"):
+        if (cand / "plugin_host.cpp").is_file():
+            return cand
+    raise FileNotFoundError("csrc/trt_host sources not found (the plugin host needs a source checkout)")
+
+
+def header_dir() -> Optional[Path]:
+    """The TensorRT include dir the host compiles against (see the module doc), or None."""
+    env = os.environ.get("TWINOPS_TRT_HEADERS")
+    if env is not None:
+        cands = [p for p in env.split(os.pathsep) if p]
+    else:
+        cands = [os.environ.get("TENSORRT_INCLUDE_DIR", "")]
+        if os.environ.get("TENSORRT_ROOT"):
+            cands.append(os.path.join(os.environ["TENSORRT_ROOT"], "include"))
+        cands += [str(_HERE.parent / ".trt" / v / "include") for v in ("10", "11")]
+        cands += ["/usr/include/x86_64-linux-gnu", "/usr/local/tensorrt/include"]
+    for c in cands:
+        if c and (Path(c) / "NvInfer.h").is_file():
+            return Path(c)
+    return None
+
+
+def _cuda_include() -> Optional[Path]:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    p = Path(home) / "include"
+    return p if (p / "cuda_runtime_api.h").is_file() else None
+
+
+def plugin_library_path() -> Optional[str]:
+    """Path of the plugin library to load, or None when none is built."""
+    env = os.environ.get("TWINOPS_TRT_PLUGIN_LIB")
+    if env:
+        return env if os.path.isfile(env) else None
+    try:
+        from . import trt as _trt  # helper module owning the library location
+
+        return _trt.plugin_library()
+    except Exception:  # noqa: BLE001 -- missing module or library: fall back to the package dir
+        lib = _HERE / "libtwinops_trt.so"
+        return str(lib) if lib.is_file() else None
+
+
+def _cpu_reason() -> Optional[str]:
+    if header_dir() is None:
+        return ("no TensorRT headers found (set TWINOPS_TRT_HEADERS or TENSORRT_INCLUDE_DIR to a dir "
+                "holding NvInfer.h)")
+    if _cuda_include() is None:
+        return "no CUDA toolkit headers (cuda_runtime_api.h) found; set CUDA_HOME"
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        return f"no C++ compiler ({os.environ.get('CXX', 'g++')}) on PATH"
+    try:
+        _source_dir()
+    except FileNotFoundError as e:
+        return str(e)
+    if plugin_library_path() is None:
+        return ("the TensorRT plugin library (libtwinops_trt.so) is not built: rebuild twinops with TensorRT "
+                "headers (TENSORRT_INCLUDE_DIR) or set TWINOPS_TRT_PLUGIN_LIB")
+    return None
+
+
+def unavailable_reason(enqueue: bool = True) -> Optional[str]:
+    """None when the host can run here, else why not.
+
+    ``enqueue=False`` asks only for the CPU-side capability (the whole lifecycle except
+    ``enqueue``: headers, compiler, plugin library); ``enqueue=True`` also needs a CUDA GPU.
+    """
+    reason = _cpu_reason()
+    if reason or not enqueue:
+        return reason
+    if not torch.cuda.is_available():
+        return "enqueue needs a CUDA GPU (torch.cuda.is_available() is False)"
+    return None
+
+
+_LIB: Dict[str, ctypes.CDLL] = {}
+
+
+def _build_host() -> ctypes.CDLL:
+    inc, cuda = header_dir(), _cuda_include()
+    src = _source_dir()
+    key = hashlib.sha256(str(inc).encode() + b"\0" + b"".join((src / f).read_bytes() for f in _SOURCES))
+    out_dir = Path(os.environ.get("TWINOPS_CACHE", Path.home() / ".cache" / "twinops")) / "plugin_host"
+    lib = out_dir / f"libtwinops_plugin_host-{key.hexdigest()[:16]}.so"
+    if str(lib) in _LIB:
+        return _LIB[str(lib)]
+    if not lib.is_file():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
+        os.close(fd)
+        cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-g", "-fPIC", "-shared", "-Wall", "-Wextra",
+               "-Wno-deprecated-declarations", f"-I{src}", "-isystem", str(inc), "-isystem", str(cuda),
+               *[str(src / f) for f in _SOURCES if f.endswith(".cpp")], "-ldl", "-o", tmp]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            os.unlink(tmp)
+            raise HostError(f"building the plugin host failed:\n{' '.join(cmd)}\n{proc.stderr[-4000:]}")
+        os.replace(tmp, lib)  # atomic: concurrent test processes never see half a library
+    dll = ctypes.CDLL(str(lib))
+    _declare(dll)
+    _LIB[str(lib)] = dll
+    return dll
+
+
+class _Field(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("type", ctypes.c_int32),
+                ("length", ctypes.c_int32)]
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int32), ("format", ctypes.c_int32), ("nb_dims", ctypes.c_int32),
+                ("dims", ctypes.c_int64 * MAX_DIMS), ("min", ctypes.c_int64 * MAX_DIMS),
+                ("opt", ctypes.c_int64 * MAX_DIMS), ("max", ctypes.c_int64 * MAX_DIMS)]
+
+
+def _declare(d: ctypes.CDLL) -> None:
+    P, I, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+    sig = {
+        "th_log": (S, []), "th_log_clear": (None, []), "th_trt_major": (I, []), "th_num_types": (I, []),
+        "th_num_formats": (I, []), "th_open": (P, [S]), "th_num_creators": (I, [P]),
+        "th_creator": (I, [P, I, ctypes.POINTER(S), ctypes.POINTER(S), ctypes.POINTER(S), ctypes.POINTER(I),
+                           ctypes.POINTER(I)]),
+        "th_num_fields": (I, [P, I]),
+        "th_field_decl": (I, [P, I, I, ctypes.POINTER(S), ctypes.POINTER(I), ctypes.POINTER(I)]),
+        "th_create": (P, [P, I, S, ctypes.POINTER(_Field), I, I]),
+        "th_deserialize": (P, [P, I, S, P, ctypes.c_size_t]), "th_destroy": (None, [P]),
+        "th_serialize": (I, [P]), "th_ser_field": (I, [P, I, ctypes.POINTER(_Field)]), "th_runtime": (P, [P]),
+        "th_build": (I, [P, ctypes.POINTER(_Tensor), I, ctypes.POINTER(_Tensor), I, ctypes.POINTER(_Tensor), I,
+                         ctypes.POINTER(I), ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t)]),
+        "th_enqueue": (I, [P, ctypes.POINTER(P), ctypes.POINTER(P), P, P]),
+    }
+    for name, (res, args) in sig.items():
+        fn = getattr(d, name)
+        fn.restype, fn.argtypes = res, args
+
+
+# ---------------------------------------------------------------------------------------
+# host objects
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class Field:
+    """One PluginField: ``type`` a PluginFieldType value, ``data`` its bytes, ``length`` in elements."""
+    name: str
+    type: int
+    data: bytes
+    length: int
+
+
+@dataclass
+class CreatorInfo:
+    """A creator found in the library. ``interface``: "v3" (IPluginCreatorV3One) or "v2"
+    (IPluginCreator); ``fields``: declared (name, PluginFieldType, length); ``sources``: the entry
+    points listing it ("getCreators", "getPluginCreators")."""
+    index: int
+    name: str
+    version: str
+    namespace: str
+    interface: str
+    fields: List[Tuple[str, int, int]]
+    sources: List[str]
+
+
+@dataclass
+class TensorSpec:
+    """A plugin input: ``dtype`` (torch dtype), concrete ``dims`` and the min/opt/max profile
+    (each defaults to ``dims``). For a shape input the dims are the tensor's *values*."""
+    dtype: torch.dtype
+    dims: Sequence[int]
+    min: Optional[Sequence[int]] = None
+    opt: Optional[Sequence[int]] = None
+    max: Optional[Sequence[int]] = None
+
+    def _c(self) -> _Tensor:
+        t = _Tensor()
+        if len(self.dims) > MAX_DIMS:
+            raise ValueError(f"TensorSpec: at most {MAX_DIMS} dims, got {len(self.dims)}")
+        t.type, t.format, t.nb_dims = DATA_TYPES[self.dtype], LINEAR, len(self.dims)
+        for name in ("dims", "min", "opt", "max"):
+            vals = getattr(self, name) or self.dims
+            if len(vals) != len(self.dims):
+                raise ValueError(f"TensorSpec.{name}: {len(vals)} values for {len(self.dims)} dims")
+            for j, v in enumerate(vals):
+                getattr(t, name)[j] = int(v)
+        return t
+
+
+@dataclass
+class BuildResult:
+    """What the build phase reported. ``outputs``: per output, dict(type=DataType value,
+    dims/min/opt/max=tuples); ``formats[pos, type]``: bitmask of accepted TensorFormats at
+    input/output position ``pos`` for DataType ``type``; ``workspace``: bytes."""
+    outputs: List[Dict[str, object]]
+    formats: np.ndarray
+    workspace: int
+
+
+class Plugin:
+    """One plugin object inside the host (build or runtime phase)."""
+
+    def __init__(self, host: "PluginHost", handle: int, creator: CreatorInfo):
+        self.host, self._h, self.creator = host, handle, creator
+        self.result: Optional[BuildResult] = None
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            self.host.lib.th_destroy(self._h)
+            self._h = None
+
+    def build(self, inputs: Sequence[TensorSpec], shape_inputs: Sequence[TensorSpec] = ()) -> BuildResult:
+        """Build phase: types, shapes (symbolic and concrete), formats, configurePlugin, workspace, clone."""
+        lib = self.host.lib
+        cin = (_Tensor * max(1, len(inputs)))(*[s._c() for s in inputs])
+        csh = (_Tensor * max(1, len(shape_inputs)))(*[s._c() for s in shape_inputs])
+        cap = 4
+        out = (_Tensor * cap)()
+        nout = ctypes.c_int(0)
+        ntypes = lib.th_num_types()
+        mask = (ctypes.c_uint64 * ((len(inputs) + cap) * ntypes))()
+        ws = ctypes.c_size_t(0)
+        st = lib.th_build(self._h, cin, len(inputs), csh, len(shape_inputs), out, cap, ctypes.byref(nout), mask,
+                          ctypes.byref(ws))
+        if st != 0:
+            raise HostError(f"{self.creator.name} v{self.creator.version}: build phase failed:\n{self.host.take_log()}")
+        n = nout.value
+        outs = [dict(type=out[i].type, **{k: tuple(getattr(out[i], k)[:out[i].nb_dims])
+                                          for k in ("dims", "min", "opt", "max")}) for i in range(n)]
+        formats = np.ctypeslib.as_array(mask)[: (len(inputs) + n) * ntypes].reshape(len(inputs) + n, ntypes).copy()
+        self.result = BuildResult(outs, formats, int(ws.value))
+        return self.result
+
+    def serialize(self) -> List[Field]:
+        """V3: getFieldsToSerialize as Fields; V2: one Field (name "") holding the serialize() bytes."""
+        lib = self.host.lib
+        n = lib.th_serialize(self._h)
+        if n < 0:
+            raise HostError(f"serialize failed:\n{self.host.take_log()}")
+        fields = []
+        for j in range(n):
+            f = _Field()
+            lib.th_ser_field(self._h, j, ctypes.byref(f))
+            nbytes = f.length * _ELEM_SIZE.get(f.type, 1) if f.name else f.length
+            fields.append(Field(f.name.decode(), f.type, ctypes.string_at(f.data, nbytes) if nbytes else b"", f.length))
+        return fields
+
+    def runtime(self) -> "Plugin":
+        """Serialize -> recreate in the runtime phase -> clone -> attachToContext -> onShapeChange."""
+        h = self.host.lib.th_runtime(self._h)
+        if not h:
+            raise HostError(f"{self.creator.name}: runtime phase failed:\n{self.host.take_log()}")
+        p = Plugin(self.host, h, self.creator)
+        p.result = self.result
+        return p
+
+    def enqueue(self, inputs: Sequence[int], outputs: Sequence[int], workspace: int, stream: int) -> int:
+        """enqueue with device pointers and a cudaStream_t handle; returns the plugin's status."""
+        ins = (ctypes.c_void_p * max(1, len(inputs)))(*inputs)
+        outs = (ctypes.c_void_p * max(1, len(outputs)))(*outputs)
+        return self.host.lib.th_enqueue(self._h, ins, outs, workspace or None, stream or None)
+
+
+_ELEM_SIZE = {0: 2, 1: 4, 2: 8, 3: 1, 4: 2, 5: 4, 6: 1, 9: 2, 10: 8}
+
+
+class PluginHost:
+    """The plugin library loaded as IPluginRegistry::loadLibrary would (``path`` defaults to
+    :func:`plugin_library_path`)."""
+
+    def __init__(self, path: Optional[str] = None):
+        reason = _cpu_reason() if path is None else None
+        if reason:
+            raise HostError(reason)
+        self.lib = _build_host()
+        self.path = path or plugin_library_path()
+        self.take_log()
+        self._h = self.lib.th_open(str(self.path).encode())
+        if not self._h:
+            raise HostError(f"loading {self.path} failed:\n{self.take_log()}")
+        self.creators = [self._creator(i) for i in range(self.lib.th_num_creators(self._h))]
+
+    def take_log(self) -> str:
+        """The host's and the plugins' log lines since the last call (then cleared)."""
+        text = self.lib.th_log().decode(errors="replace")
+        self.lib.th_log_clear()
+        return text
+
+    def _creator(self, i: int) -> CreatorInfo:
+        S, I = ctypes.c_char_p, ctypes.c_int
+        name, ver, ns, iface, src = S(), S(), S(), I(), I()
+        self.lib.th_creator(self._h, i, *(ctypes.byref(v) for v in (name, ver, ns, iface, src)))
+        fields = []
+        for j in range(max(0, self.lib.th_num_fields(self._h, i))):
+            fn, ft, fl = S(), I(), I()
+            self.lib.th_field_decl(self._h, i, j, ctypes.byref(fn), ctypes.byref(ft), ctypes.byref(fl))
+            fields.append(((fn.value or b"").decode(), ft.value, fl.value))
+        sources = [s for bit, s in ((1, "getCreators"), (2, "getPluginCreators")) if src.value & bit]
+        return CreatorInfo(i, (name.value or b"").decode(), (ver.value or b"").decode(), (ns.value or b"").decode(),
+                           "v3" if iface.value == 3 else "v2", fields, sources)
+
+    def find(self, name: str, version: str = "1", namespace: str = "") -> Optional[CreatorInfo]:
+        """The creator registered under (name, version, namespace), as the registry looks it up."""
+        for c in self.creators:
+            if (c.name, c.version, c.namespace) == (name, version, namespace):
+                return c
+        return None
+
+    def select(self, node, version: Optional[str] = None, interface: Optional[str] = None) -> CreatorInfo:
+        """The creator TensorRT's ONNX parser picks for ``node`` (op_type, plugin_version attribute
+        or "1", plugin_namespace or ""); ``version`` overrides the attribute; ``interface``
+        ("v3"/"v2") picks among the creators of that name and namespace instead."""
+        attrs = _attr_map(node)
+        ns = attrs["plugin_namespace"].s.decode() if "plugin_namespace" in attrs else ""
+        if interface is not None and version is None:
+            if interface not in ("v2", "v3"):
+                raise ValueError(f"interface must be 'v2' or 'v3', got {interface!r}")
+            found = [c for c in self.creators if (c.name, c.namespace, c.interface) == (node.op_type, ns, interface)]
+            if len(found) != 1:
+                raise HostError(f"{len(found)} {interface} creators named {node.op_type!r} in namespace {ns!r}: "
+                                f"{[(c.name, c.version, c.interface) for c in self.creators]}")
+            return found[0]
+        if version is None:
+            version = attrs["plugin_version"].s.decode() if "plugin_version" in attrs else "1"
+        c = self.find(node.op_type, version, ns)
+        if c is None or (interface is not None and c.interface != interface):
+            raise HostError(f"no {interface or ''} creator {node.op_type!r} version {version!r} namespace {ns!r}; "
+                            f"the library has {[(c.name, c.version, c.namespace, c.interface) for c in self.creators]}")
+        return c
+
+    def create(self, creator: CreatorInfo, fields: Sequence[Field], name: str = "plugin",
+               runtime: bool = False) -> Optional[Plugin]:
+        """createPlugin(name, fields, kBUILD or kRUNTIME); None when the creator returns nullptr."""
+        keep = [ctypes.create_string_buffer(f.data, max(1, len(f.data))) for f in fields]
+        cf = (_Field * max(1, len(fields)))()
+        for i, (f, buf) in enumerate(zip(fields, keep)):
+            cf[i].name, cf[i].type, cf[i].length = f.name.encode(), f.type, f.length
+            cf[i].data = ctypes.cast(buf, ctypes.c_void_p) if f.data else None
+        h = self.lib.th_create(self._h, creator.index, name.encode(), cf, len(fields), 1 if runtime else 0)
+        return Plugin(self, h, creator) if h else None
+
+    def deserialize(self, creator: CreatorInfo, blob: bytes, name: str = "plugin") -> Optional[Plugin]:
+        """V2 deserializePlugin; None when the creator returns nullptr."""
+        buf = ctypes.create_string_buffer(blob, max(1, len(blob)))
+        h = self.lib.th_deserialize(self._h, creator.index, name.encode(), buf, len(blob))
+        return Plugin(self, h, creator) if h else None
+
+
+_HOSTS: Dict[str, PluginHost] = {}
+
+
+def get_host(path: Optional[str] = None) -> PluginHost:
+    """A cached :class:`PluginHost` for ``path`` (default: the built plugin library)."""
+    key = path or plugin_library_path() or ""
+    if key not in _HOSTS:
+        _HOSTS[key] = PluginHost(path)
+    return _HOSTS[key]
+
+
+# ---------------------------------------------------------------------------------------
+# ONNX node -> PluginFields, as TensorRT's ONNX parser does it
+# ---------------------------------------------------------------------------------------
+
+def _attr_map(node) -> Dict[str, object]:
+    return {a.name: a for a in node.attribute}
+
+
+def node_fields(node, creator: CreatorInfo) -> List[Field]:
+    """PluginFields for ``node`` exactly as onnx-tensorrt's ``loadFields`` builds them: only the
+    field names ``creator`` declares (absent attributes skipped, undeclared ones dropped), in the
+    creator's order; INT -> kINT32 (int64 narrowed by a C cast), FLOAT -> kFLOAT32, STRING ->
+    kCHAR with a NUL appended (length counts it), INTS -> kINT32 array, FLOATS -> kFLOAT32 array,
+    STRINGS -> kCHAR (each NUL-terminated, concatenated), TENSOR -> its element type."""
+    from onnx import AttributeProto as A
+    from onnx import numpy_helper
+
+    attrs = _attr_map(node)
+    out = []
+    for name, _, _ in creator.fields:
+        if name not in attrs:
+            continue
+        a = attrs[name]
+        if a.type == A.FLOAT:
+            arr, t = np.asarray([a.f], np.float32), FIELD_TYPES["FLOAT32"]
+        elif a.type == A.INT:
+            arr, t = np.asarray([a.i], np.int64).astype(np.int32), FIELD_TYPES["INT32"]
+        elif a.type == A.STRING:
+            data = a.s + b"\0"
+            out.append(Field(name, FIELD_TYPES["CHAR"], data, len(data)))
+            continue
+        elif a.type == A.FLOATS:
+            arr, t = np.asarray(a.floats, np.float32), FIELD_TYPES["FLOAT32"]
+        elif a.type == A.INTS:
+            arr, t = np.asarray(a.ints, np.int64).astype(np.int32), FIELD_TYPES["INT32"]
+        elif a.type == A.STRINGS:
+            data = b"".join(s + b"\0" for s in a.strings)
+            out.append(Field(name, FIELD_TYPES["CHAR"], data, len(data)))
+            continue
+        elif a.type == A.TENSOR:
+            arr = numpy_helper.to_array(a.t)
+            kinds = {np.float32: "FLOAT32", np.int8: "INT8", np.int16: "INT16", np.int32: "INT32",
+                     np.float16: "FLOAT16", np.float64: "FLOAT64"}
+            if arr.dtype.type not in kinds:
+                raise HostError(f"attribute {name!r}: tensor type {arr.dtype} is unsupported in plugin fields")
+            t = FIELD_TYPES[kinds[arr.dtype.type]]
+        else:
+            raise HostError(f"attribute {name!r}: attributes of ONNX type {a.type} are unsupported as plugin fields")
+        arr = np.ascontiguousarray(arr).reshape(-1)
+        out.append(Field(name, t, arr.tobytes(), int(arr.size)))
+    return out
+
+
+def attributes_node(op_type: str, attrs: Dict[str, object], inputs: Sequence[str] = ("X", "sizes")):
+    """An ONNX node ``op_type(inputs) -> Y`` in the twinops domain with ``attrs`` typed the way
+    ``onnx.helper.make_attribute`` types Python values (so pass floats as floats)."""
+    from onnx import helper
+
+    return helper.make_node(op_type, list(inputs), ["Y"], domain="twinops", **attrs)
+
+
+# ---------------------------------------------------------------------------------------
+# the resize plugins end to end
+# ---------------------------------------------------------------------------------------
+
+def _profile(dims: Sequence[int]) -> Dict[str, List[int]]:
+    """Dynamic profile around concrete dims: min 1, opt = dims, max = 2 * dims (symbolic shapes)."""
+    return dict(min=[1] * len(dims), opt=list(dims), max=[2 * max(1, d) for d in dims])
+
+
+def prepare_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *, plugin: str = "TwinopsResize",
+                   version: Optional[str] = None, interface: Optional[str] = None, host: Optional[PluginHost] = None):
+    """Everything in :func:`run_resize` up to and including the runtime phase, on the CPU.
+
+    Returns ``(runtime_plugin, build_plugin, extra_input)``: ``extra_input`` is the tensor the
+    plugin reads as its second regular input (None when ``sizes`` is a V3 shape input or absent).
+    ``x`` only contributes its shape and dtype here, so it may live on the CPU.
+    """
+    import onnx
+
+    if not isinstance(x, torch.Tensor) or x.dim() != 4 or x.dtype not in (torch.float32, torch.float16,
+                                                                             torch.bfloat16):
+        raise ValueError(f"run_resize: x must be a 4-D float32/float16/bfloat16 tensor, got "
+                         f"{getattr(x, 'dtype', type(x))} of shape {tuple(getattr(x, 'shape', ()))}")
+    if sizes is not None:
+        sizes = [int(s) for s in sizes]
+        if len(sizes) != 2 or min(sizes) < 1:
+            raise ValueError(f"run_resize: sizes must be two positive ints (H_out, W_out), got {sizes}")
+    host = host or get_host()
+    if isinstance(attrs, onnx.NodeProto):
+        node = attrs
+    else:
+        node = attributes_node(plugin, dict(attrs), ["X", "sizes"] if sizes is not None else ["X"])
+    creator = host.select(node, version, interface)
+    a = _attr_map(node)
+    shape_idx = set(a["tensorrt_plugin_shape_input_indices"].ints) if "tensorrt_plugin_shape_input_indices" in a else set()
+    inputs = [TensorSpec(x.dtype, tuple(x.shape), **_profile(x.shape))]
+    shape_inputs, extra = [], None
+    if sizes is not None:
+        if creator.interface == "v3" and (1 in shape_idx or -1 in shape_idx):
+            shape_inputs.append(TensorSpec(torch.int64, sizes, **_profile(sizes)))  # values as "dims"
+        elif node.op_type == "DynamicTRTResize":  # MMDeploy contract: only the shape is read
+            extra = torch.zeros((1, 1, *sizes), dtype=x.dtype)
+            inputs.append(TensorSpec(x.dtype, tuple(extra.shape), **_profile(extra.shape)))
+        else:  # the parser passes the int64 sizes tensor as an ordinary input
+            extra = torch.tensor(sizes, dtype=torch.int64)
+            inputs.append(TensorSpec(torch.int64, (2,)))
+    fields = node_fields(node, creator)
+    built = host.create(creator, fields, name=node.name or node.op_type)
+    if built is None:
+        raise HostError(f"{creator.name} v{creator.version}: createPlugin returned nullptr:\n{host.take_log()}")
+    res = built.build(inputs, shape_inputs)
+    if res.outputs[0]["type"] != DATA_TYPES[x.dtype]:
+        raise HostError(f"output type {res.outputs[0]['type']} differs from the input's {DATA_TYPES[x.dtype]}")
+    return built.runtime(), built, extra
+
+
+def run_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *, plugin: str = "TwinopsResize",
+               version: Optional[str] = None, interface: Optional[str] = None, stream=None) -> torch.Tensor:
+    """Run a resize plugin through its whole lifecycle and enqueue it on ``x``.
+
+    * ``x``: CUDA tensor ``(N, C, H, W)``, float32 / float16 / bfloat16 (made contiguous: the
+      plugins take linear NCHW).
+    * ``attrs``: the exported node's attributes as a dict (``{name: value}``, Python values typed
+      as ``onnx.helper.make_attribute`` types them) or the ``onnx.NodeProto`` itself.
+    * ``sizes``: ``(H_out, W_out)`` given to the node's second input: the V3 shape input (values)
+      when the node lists index 1 in ``tensorrt_plugin_shape_input_indices``, a ``(1, 1, H_out,
+      W_out)`` size tensor for ``DynamicTRTResize``, else the int64 sizes tensor; None (default):
+      a node without a second input (output size from the attributes).
+    * ``plugin``: the node's op_type (default "TwinopsResize"); ``version``: the creator version
+      (default: the node's ``plugin_version`` or "1", as TensorRT's parser); ``interface``:
+      "v3" / "v2" to pick the creator of that interface instead.
+    * ``stream``: a ``torch.cuda.Stream`` to enqueue on (default: a fresh non-default stream,
+      synchronised with the current one).
+
+    The output is allocated NaN-filled (a plugin that skips elements fails the comparison) and
+    returned as ``(N, C, H_out, W_out)`` in ``x``'s dtype. Raises :class:`HostError` with the
+    logs when a step fails or ``enqueue`` returns non-zero.
+    """
+    reason = unavailable_reason(enqueue=True)
+    if reason:
+        raise HostError(f"run_resize: {reason}")
+    if not isinstance(x, torch.Tensor) or not x.is_cuda:
+        raise ValueError(f"run_resize: x must be a CUDA tensor, got {getattr(x, 'device', type(x))}")
+    x = x.contiguous()
+    rt, built, extra = prepare_resize(x, attrs, sizes, plugin=plugin, version=version, interface=interface)
+    out = rt.result.outputs[0]
+    y = torch.full(out["dims"], float("nan"), dtype=x.dtype, device=x.device)
+    ws = torch.empty(rt.result.workspace, dtype=torch.uint8, device=x.device) if rt.result.workspace else None
+    ptrs = [x.data_ptr()]
+    if extra is not None:
+        extra = extra.to(x.device)
+        ptrs.append(extra.data_ptr())
+    current = torch.cuda.current_stream(x.device)
+    stream = stream or torch.cuda.Stream(device=x.device)
+    stream.wait_stream(current)  # x, y and the workspace were produced on the current stream
+    status = rt.enqueue(ptrs, [y.data_ptr()], ws.data_ptr() if ws is not None else 0, stream.cuda_stream)
+    for t in (x, y, ws, extra):
+        if t is not None:
+            t.record_stream(stream)
+    current.wait_stream(stream)
+    if status != 0:
+        raise HostError(f"{rt.creator.name}: enqueue returned {status}:\n{rt.host.take_log()}")
+    del built
+    return y
