@@ -1,251 +1,26 @@
-"""The resize op's test spec: references, Hypothesis strategies and tolerances.
+"""The resize op's test spec for the twinops suite: references, strategies and tolerances.
 
-Generic tests in test_resize.py draw configurations from here; a new op adds a spec like
-this one and reuses the same tests.
+One copy: everything lives in the public package ``twinops.testing`` (which ``twinops check``
+and ``regress`` use too); this module only keeps the names the tests import and the suite's
+dtype-keyed allclose check.
 """
 from __future__ import annotations
 
-import math
+from twinops.testing import TOLERANCES, random_input  # noqa: F401
+from twinops.testing import assert_close as _assert_close
+from twinops.testing.resize_ref import (  # noqa: F401
+    _nearest_formula,
+    interpolate_reference,
+    onnx_reference,
+    onnx_reference_is_unstable,
+)
+from twinops.testing.strategies import COORDS, NEAREST, interpolate_configs, onnx_configs  # noqa: F401
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-from hypothesis import assume
-from hypothesis import strategies as st
-
-# |actual - expected| <= atol + rtol * |expected|, expected computed in float64.
-# float32: a few ulps of the largest taps sum; half types: one rounding of the output.
-TOLERANCES = {
-    torch.float64: (1e-10, 1e-10),
-    torch.float32: (2e-5, 2e-5),
-    torch.float16: (2e-3, 2e-3),
-    torch.bfloat16: (1.6e-2, 1.6e-2),
-}
 DTYPES = list(TOLERANCES)
 
 
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype=None, what: str = "") -> None:
-    """Elementwise tolerance check with a readable report (max error and where)."""
-    dtype = dtype or actual.dtype
-    atol, rtol = TOLERANCES[dtype]
-    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-    a = actual.detach().to("cpu", torch.float64)
-    e = expected.detach().to("cpu", torch.float64)
-    assert torch.isfinite(a).all(), f"{what}: non-finite values in the result"
-    err = (a - e).abs()
-    bound = atol + rtol * e.abs()
-    bad = err > bound
-    if bad.any():
-        idx = np.unravel_index(int(torch.argmax(err - bound)), tuple(err.shape))
-        raise AssertionError(
-            f"{what}: {int(bad.sum())}/{err.numel()} elements out of tolerance (atol={atol}, rtol={rtol}); "
-            f"max abs err {err.max().item():.3e} at {tuple(int(i) for i in idx)}: "
-            f"actual {a[idx].item():.8g}, expected {e[idx].item():.8g}")
-
-
-def random_input(shape, dtype, device="cpu", seed=0) -> torch.Tensor:
-    """Random non-zero data (never zeros: a kernel that writes nothing must fail)."""
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=g, dtype=torch.float64) + 0.25
-    return x.to(device=device, dtype=dtype)
-
-
-# ---------------------------------------------------------------------------------------
-# F.interpolate configurations
-# ---------------------------------------------------------------------------------------
-
-def _draw_nchw(draw, max_c: int, max_hw: int):
-    return (draw(st.integers(1, 2)), draw(st.integers(1, max_c)), draw(st.integers(1, max_hw)),
-            draw(st.integers(1, max_hw)))
-
-
-def _scales(common, hi: float, digits: int):
-    """Scale factors: common exact values, or random ones rounded to `digits` decimals."""
-    return st.one_of(st.sampled_from(common),
-                     st.floats(0.2, hi, allow_nan=False, allow_infinity=False).map(lambda v: round(v, digits)))
-
-
-@st.composite
-def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20):
-    """(input shape, kwargs for F.interpolate / twinops.interpolate)."""
-    n, c, h, w = _draw_nchw(draw, 3, max_hw)
-    mode = draw(st.sampled_from(["nearest", "nearest-exact", "bilinear", "bicubic", "area"]))
-    kw = {"mode": mode}
-    if mode in ("bilinear", "bicubic"):
-        kw["align_corners"] = draw(st.booleans())
-        kw["antialias"] = draw(st.booleans())
-    if draw(st.booleans()):
-        kw["size"] = (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))
-    else:
-        scale = _scales([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75], 4.0, 3)
-        sf = (draw(scale), draw(scale))
-        assume(math.floor(h * sf[0]) >= 1 and math.floor(w * sf[1]) >= 1)
-        assume(math.floor(h * sf[0]) <= 3 * max_out and math.floor(w * sf[1]) <= 3 * max_out)
-        kw["scale_factor"] = sf
-        if draw(st.booleans()):
-            kw["recompute_scale_factor"] = draw(st.booleans())
-    return (n, c, h, w), kw
-
-
-def _nearest_formula(x: torch.Tensor, out_hw, scales) -> torch.Tensor:
-    """mode='nearest' as ATen's CUDA kernel computes it: min(floor(dst * scale), in - 1)
-    with scale = float(1 / scale_factor) or float(in) / out, all in float32."""
-    idx = []
-    for in_len, out_len, s in zip(x.shape[2:], out_hw, scales):
-        r = torch.tensor(1.0 / s, dtype=torch.float32) if s else \
-            torch.tensor(in_len, dtype=torch.float32) / torch.tensor(out_len, dtype=torch.float32)
-        d = torch.arange(out_len, dtype=torch.float32)
-        idx.append(torch.clamp(torch.floor(d * r).long(), max=in_len - 1).to(x.device))
-    return x[:, :, idx[0]][:, :, :, idx[1]]
-
-
-def interpolate_reference(x: torch.Tensor, **kw) -> torch.Tensor:
-    """F.interpolate as the reference: float64 for interpolating modes; for nearest modes
-    the same dtype (ATen computes their indices in float whatever the dtype).
-
-    Documented exceptions, where ATen's CPU kernels are not the reference:
-    * ATen's CPU kernels short-cut an axis whose output length equals the input length
-      (nearest also 2x) to a copy even when the scale factor given says otherwise; ATen's
-      CUDA kernels and twinops apply the formula. There the formula is the reference
-      (``_nearest_formula``; for the other modes twinops.onnx_export's float64 reference).
-    * ATen's CPU antialias kernels return zeros when W_out == 1 while H changes.
-    """
-    from twinops.onnx_export import _aten_resize
-    from twinops.resize import _interpolate_plan
-
-    out, attrs = _interpolate_plan(x, kw.get("size"), kw.get("scale_factor"), kw["mode"], kw.get("align_corners"),
-                                   kw.get("recompute_scale_factor"), kw.get("antialias", False))
-    in_hw = tuple(x.shape[2:])
-    if x.device.type == "cpu" and kw["mode"] != "nearest-exact":  # nearest_exact_idx has no short cut
-        factors = (1, 2) if kw["mode"] == "nearest" else (1,)
-        short_cut = attrs.coordinate_transformation_mode != "align_corners" and any(
-            s > 0 and o in [f * i for f in factors] and s != o / i for o, i, s in zip(out, in_hw, attrs.scales))
-        aa_bug = bool(kw.get("antialias")) and out[1] == 1 and out[0] not in (1, in_hw[0])
-        if kw["mode"] == "nearest" and short_cut:
-            return _nearest_formula(x, out, attrs.scales)
-        if kw["mode"] != "nearest" and (short_cut or aa_bug):
-            y = _aten_resize(x.detach().double().numpy(), out, attrs.mode, attrs.coordinate_transformation_mode,
-                             attrs.cubic_coeff_a, attrs.antialias, attrs.scales)
-            return torch.from_numpy(np.asarray(y))
-    if kw["mode"] in ("nearest", "nearest-exact"):
-        return F.interpolate(x, **kw)
-    return F.interpolate(x.double(), **kw)
-
-
-# ---------------------------------------------------------------------------------------
-# ONNX Resize-19 configurations
-# ---------------------------------------------------------------------------------------
-
-COORDS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
-          "tf_crop_and_resize"]
-NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
-
-
-@st.composite
-def onnx_configs(draw, max_hw: int = 10, max_out: int = 16):
-    """(input shape, kwargs for twinops.resize with ONNX names)."""
-    n, c, h, w = _draw_nchw(draw, 2, max_hw)
-    mode = draw(st.sampled_from(["nearest", "linear", "cubic"]))
-    coord = draw(st.sampled_from(COORDS))
-    kw = {"mode": mode, "coordinate_transformation_mode": coord}
-    if mode == "nearest":
-        kw["nearest_mode"] = draw(st.sampled_from(NEAREST))
-    else:
-        kw["antialias"] = draw(st.sampled_from([0, 1]))
-        kw["exclude_outside"] = draw(st.sampled_from([0, 1]))
-        if mode == "cubic":
-            kw["cubic_coeff_a"] = draw(st.sampled_from([-0.75, -0.5, -0.6]))
-    use_axes = draw(st.booleans())
-    if draw(st.booleans()):
-        hw = (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))
-        policy = draw(st.sampled_from(["stretch", "stretch", "not_larger", "not_smaller"]))
-        use_axes = use_axes or policy != "stretch"  # over all 4 axes the policy would rescale N and C
-        kw["keep_aspect_ratio_policy"] = policy
-        if policy != "stretch":
-            assume(coord != "tf_crop_and_resize")
-            s = (min if policy == "not_larger" else max)(hw[0] / h, hw[1] / w)
-            assume(int(s * h + 0.5) >= 1 and int(s * w + 0.5) >= 1)
-            assume(int(s * h + 0.5) <= 3 * max_out and int(s * w + 0.5) <= 3 * max_out)
-        kw["sizes"] = list(hw) if use_axes else [n, c, hw[0], hw[1]]
-    else:
-        scale = _scales([0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.6], 3.0, 2)
-        sc = (draw(scale), draw(scale))
-        s32 = np.asarray(sc, dtype=np.float32).astype(np.float64)
-        assume(int(s32[0] * h) >= 1 and int(s32[1] * w) >= 1)
-        kw["scales"] = list(sc) if use_axes else [1.0, 1.0, sc[0], sc[1]]
-    if use_axes:
-        kw["axes"] = [2, 3] if draw(st.booleans()) else [-2, -1]
-    if coord == "tf_crop_and_resize":
-        r = st.floats(-0.2, 1.2, allow_nan=False).map(lambda v: round(v, 2))
-        h0, w0, h1, w1 = draw(r), draw(r), draw(r), draw(r)
-        kw["roi"] = [h0, w0, h1, w1] if use_axes else [0, 0, h0, w0, 1, 1, h1, w1]
-        kw["extrapolation_value"] = draw(st.sampled_from([0.0, -1.5, 10.0]))
-    return (n, c, h, w), kw
-
-
-def onnx_reference(x: torch.Tensor, **kw) -> torch.Tensor:
-    """ONNX Resize-19 through onnx.reference.ReferenceEvaluator.
-
-    It interpolates in float64 but computes cubic weights in float32 (cubic_coeff_a is a
-    float32 attribute), so compare float32 results against it, not float64 ones."""
-    import onnx
-    from onnx import TensorProto, helper
-    from onnx.reference import ReferenceEvaluator
-
-    kw = dict(kw)
-    if "axes" in kw:  # the reference mishandles negative axes; ONNX allows them
-        kw["axes"] = [a % x.dim() for a in kw["axes"]]
-    inputs = ["X", "roi", "scales", "sizes"]
-    feeds = {"X": x.detach().cpu().float().numpy() if x.dtype != torch.float64 else x.detach().cpu().numpy()}
-    elem = TensorProto.DOUBLE if x.dtype == torch.float64 else TensorProto.FLOAT
-    roi = kw.pop("roi", None)
-    scales = kw.pop("scales", None)
-    sizes = kw.pop("sizes", None)
-    feeds["roi"] = np.asarray(roi if roi is not None else [], dtype=np.float32)
-    feeds["scales"] = np.asarray(scales if scales is not None else [], dtype=np.float32)
-    feeds["sizes"] = np.asarray(sizes if sizes is not None else [], dtype=np.int64)
-    if sizes is None:
-        inputs = inputs[:3]
-        del feeds["sizes"]
-    node = helper.make_node("Resize", inputs, ["Y"], **kw)
-    graph = helper.make_graph(
-        [node], "resize",
-        [helper.make_tensor_value_info("X", elem, None),
-         helper.make_tensor_value_info("roi", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("scales", TensorProto.FLOAT, None)]
-        + ([helper.make_tensor_value_info("sizes", TensorProto.INT64, None)] if sizes is not None else []),
-        [helper.make_tensor_value_info("Y", elem, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    (y,) = ReferenceEvaluator(model).run(None, feeds)
-    return torch.from_numpy(np.asarray(y, dtype=np.float64))
-
-
-def onnx_reference_is_unstable(shape, kw) -> bool:
-    """True when onnx.reference itself is unreliable for this case.
-
-    The reference picks its tap window from ``x + pad`` but its weights from ``x``; when a
-    source coordinate lies within an ulp above an integer (half_pixel_symmetric produces
-    1.0000000000000002 for what is exactly 1), ``x + pad`` rounds to the integer and the
-    window shifts by one tap. Such draws are skipped, not papered over with a tolerance.
-    """
-    from twinops.resize import _resize_plan
-    from onnx.reference.ops.op_resize import _compute_x_ori
-
-    x = torch.zeros(shape)
-    kw = dict(kw)
-    args = {k: kw.pop(k, None) for k in ("roi", "scales", "sizes")}
-    (oh, ow), attrs = _resize_plan(x, args["roi"], args["scales"], args["sizes"], kw.pop("antialias", 0),
-                                   kw.pop("axes", None), kw.pop("coordinate_transformation_mode", "half_pixel"),
-                                   kw.pop("cubic_coeff_a", -0.75), kw.pop("exclude_outside", 0),
-                                   kw.pop("extrapolation_value", 0.0), kw.pop("keep_aspect_ratio_policy", "stretch"),
-                                   kw.pop("mode", "nearest"), kw.pop("nearest_mode", "round_prefer_floor"))
-    roi = attrs.roi
-    for in_len, out_len, scale, r in ((shape[2], oh, attrs.scales[0], (roi[0], roi[2])),
-                                      (shape[3], ow, attrs.scales[1], (roi[1], roi[3]))):
-        scale = scale if scale > 0 else out_len / in_len  # 0: derived from the sizes
-        xo, _ = _compute_x_ori(attrs.coordinate_transformation_mode, np.arange(out_len, dtype=np.float64), scale,
-                               in_len, scale * in_len, out_len, np.asarray(r, dtype=np.float32))
-        frac = xo - np.floor(xo)
-        if np.any((frac > 0) & (frac < 1e-9)):
-            return True
-    return False
+def assert_close(actual, expected, dtype=None, what: str = "") -> None:
+    """|actual - expected| <= atol + rtol * |expected| with the dtype's :data:`TOLERANCES`
+    (default: actual's dtype), no NaN/Inf in ``actual``; a readable report otherwise."""
+    atol, rtol = TOLERANCES[dtype or actual.dtype]
+    _assert_close(actual, expected, atol, rtol, what)

@@ -1,0 +1,140 @@
+"""The backends ``twinops check`` compares: where an op can run, and why one is missing.
+
+Every backend takes the CPU input (already in the case's dtype) and returns
+``{output name: CPU tensor}``. Backends that need an exported graph export the op's module
+with the TorchScript exporter (fast, static shapes: one graph per case).
+"""
+from __future__ import annotations
+
+import importlib
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+ORDER = ("torch-cpu", "torch-cuda", "plugin-host", "tensorrt", "onnx-reference")
+
+
+@dataclass
+class Backend:
+    """``name``; ``reason`` why it is missing (None: usable); ``run(spec, x_cpu, kwargs, out_shape)``."""
+
+    name: str
+    reason: Optional[str]
+    run: Callable
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+
+def _cuda_reason() -> Optional[str]:
+    import twinops
+
+    if not torch.cuda.is_available():
+        return "no CUDA GPU visible to torch"
+    if not twinops.has_cuda_kernels():
+        return "twinops was built without its CUDA kernels (TWINOPS_CUDA=1 pip install -e .)"
+    return None
+
+
+def _module_reason(module: str) -> Optional[str]:
+    """The optional twinops module's own unavailable_reason(), or why it cannot be imported."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        return f"{module} cannot be imported ({e})"
+    try:
+        return mod.unavailable_reason()
+    except Exception as e:  # a broken probe must not take the whole check down
+        return f"{module}.unavailable_reason() raised {type(e).__name__}: {e}"
+
+
+def _outputs(spec, y) -> Dict[str, torch.Tensor]:
+    ys = y if isinstance(y, (tuple, list)) else (y,)
+    if len(ys) != len(spec.outputs):
+        raise RuntimeError(f"{spec.name}: expected {len(spec.outputs)} outputs, got {len(ys)}")
+    return {name: t.detach().cpu() for name, t in zip(spec.outputs, ys)}
+
+
+def _torch_cpu(spec, x, kw, out_shape):
+    return _outputs(spec, spec.fn(x, **kw))
+
+
+def _torch_cuda(spec, x, kw, out_shape):
+    return _outputs(spec, spec.fn(x.cuda(), **kw))
+
+
+def export(spec, x: torch.Tensor, kw: dict):
+    """The op's module exported (TorchScript exporter) with example input ``x``: an onnx.ModelProto."""
+    import twinops
+
+    if spec.module is None:
+        raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scale narrowing warnings: the case is what it is
+        return twinops.export_onnx(spec.module(**kw).eval(), (x,), dynamo=False, input_names=["input"])
+
+
+def node_attributes(model, op_type: str = "TwinopsResize") -> dict:
+    """The attributes of the (single) ``op_type`` node of ``model`` as Python values (str, not bytes)."""
+    import onnx
+
+    nodes = [n for n in model.graph.node if n.op_type == op_type]
+    if len(nodes) != 1:
+        raise RuntimeError(f"expected one {op_type} node in the exported graph, found {len(nodes)}")
+    attrs = {}
+    for a in nodes[0].attribute:
+        v = onnx.helper.get_attribute_value(a)
+        attrs[a.name] = v.decode() if isinstance(v, bytes) else (list(v) if isinstance(v, (list, tuple)) else v)
+    return attrs
+
+
+def _onnx_reference(spec, x, kw, out_shape):
+    from onnx.reference import ReferenceEvaluator
+
+    import twinops
+
+    # The graph is evaluated in float64 on the case's (dtype-rounded) input values: this backend
+    # checks the exported node and its attributes, not a low-precision arithmetic.
+    x64 = x.double()
+    model = export(spec, x64, kw)
+    ys = ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {"input": x64.numpy()})
+    return _outputs(spec, tuple(torch.from_numpy(y) for y in ys))
+
+
+def _plugin_host(spec, x, kw, out_shape):
+    from twinops import plugin_host
+
+    attrs = node_attributes(export(spec, x.float(), kw))
+    y = plugin_host.run_resize(x.cuda(), attrs, sizes=tuple(int(v) for v in out_shape[-2:]))
+    return _outputs(spec, y)
+
+
+def _tensorrt(spec, x, kw, out_shape):
+    from twinops import trt
+
+    if spec.module is None:
+        raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
+    xc = x.cuda()
+    runner = trt.export_and_build(spec.module(**kw).eval(), (xc,))
+    names = list(getattr(runner, "input_names", None) or ["input"])
+    out = runner(**{names[0]: xc})
+    return _outputs(spec, tuple(out.values()) if isinstance(out, dict) else out)
+
+
+def discover() -> List[Backend]:
+    """Every backend twinops knows, in :data:`ORDER`, each with the reason it is missing (or None)."""
+    cuda = _cuda_reason()
+    host = cuda or _module_reason("twinops.plugin_host")
+    engine = cuda or _module_reason("twinops.trt")
+    try:
+        import onnx.reference  # noqa: F401
+
+        onnx_reason = None
+    except ImportError as e:
+        onnx_reason = f"onnx.reference cannot be imported ({e})"
+    return [Backend("torch-cpu", None, _torch_cpu), Backend("torch-cuda", cuda, _torch_cuda),
+            Backend("plugin-host", host, _plugin_host), Backend("tensorrt", engine, _tensorrt),
+            Backend("onnx-reference", onnx_reason, _onnx_reference)]

@@ -1,0 +1,143 @@
+"""Public Hypothesis strategies for NCHW ops and for twinops' resize attributes.
+
+Every strategy is a plain ``hypothesis.strategies`` object, so it composes with ``@given``,
+``st.data()`` and ``find``; nothing here draws from a global random state.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from hypothesis import assume
+from hypothesis import strategies as st
+
+FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+INTERPOLATE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
+ONNX_MODES = ("nearest", "linear", "cubic")
+COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
+          "tf_crop_and_resize")
+NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def dtypes(allowed=FLOAT_DTYPES) -> st.SearchStrategy:
+    """One of ``allowed`` torch dtypes (default: float64, float32, float16, bfloat16)."""
+    return st.sampled_from(list(allowed))
+
+
+@st.composite
+def nchw_shapes(draw, max_n: int = 2, max_c: int = 3, max_hw: int = 12, max_elements: int = 4096,
+                min_hw: int = 1):
+    """An ``(N, C, H, W)`` tuple with ``1 <= N <= max_n``, ``1 <= C <= max_c``,
+    ``min_hw <= H, W <= max_hw`` and ``N*C*H*W <= max_elements`` (bounded work per example)."""
+    if max_elements < min_hw * min_hw:
+        raise ValueError(f"max_elements={max_elements} is smaller than one {min_hw}x{min_hw} plane")
+    n, c = draw(st.integers(1, max_n)), draw(st.integers(1, max_c))
+    h = draw(st.integers(min_hw, max_hw))
+    w = draw(st.integers(min_hw, max_hw))
+    assume(n * c * h * w <= max_elements)
+    return n, c, h, w
+
+
+def scale_factors(common=(0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75), lo: float = 0.2, hi: float = 4.0,
+                  digits: int = 3) -> st.SearchStrategy:
+    """A scale factor: one of ``common``, or a float in [lo, hi] rounded to ``digits`` decimals."""
+    return st.one_of(st.sampled_from(list(common)),
+                     st.floats(lo, hi, allow_nan=False, allow_infinity=False).map(lambda v: round(v, digits)))
+
+
+@st.composite
+def size_or_scale(draw, in_hw, max_out: int = 20, scale=None):
+    """Keyword arguments for F.interpolate's output size on input ``in_hw = (H, W)``:
+    ``{"size": (H_out, W_out)}`` with ``1 <= H_out, W_out <= max_out``, or
+    ``{"scale_factor": (sh, sw)[, "recompute_scale_factor": bool]}`` whose
+    ``floor(H * sh)``/``floor(W * sw)`` lie in ``[1, 3 * max_out]`` (F.interpolate's rule)."""
+    h, w = in_hw
+    if draw(st.booleans()):
+        return {"size": (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))}
+    scale = scale or scale_factors()
+    sf = (draw(scale), draw(scale))
+    assume(1 <= math.floor(h * sf[0]) <= 3 * max_out and 1 <= math.floor(w * sf[1]) <= 3 * max_out)
+    kw = {"scale_factor": sf}
+    if draw(st.booleans()):
+        kw["recompute_scale_factor"] = draw(st.booleans())
+    return kw
+
+
+@st.composite
+def interpolate_attrs(draw, modes=INTERPOLATE_MODES):
+    """``{"mode": ..., ["align_corners": bool, "antialias": bool]}`` (the last two for
+    bilinear/bicubic only, as F.interpolate requires)."""
+    mode = draw(st.sampled_from(list(modes)))
+    kw = {"mode": mode}
+    if mode in ("bilinear", "bicubic"):
+        kw["align_corners"] = draw(st.booleans())
+        kw["antialias"] = draw(st.booleans())
+    return kw
+
+
+@st.composite
+def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20, modes=INTERPOLATE_MODES):
+    """``(input shape, kwargs)`` for ``F.interpolate`` / ``twinops.interpolate``."""
+    shape = draw(nchw_shapes(max_c=3, max_hw=max_hw, max_elements=2 * 3 * max_hw * max_hw))
+    kw = draw(interpolate_attrs(modes))
+    kw.update(draw(size_or_scale(shape[2:], max_out)))
+    return shape, kw
+
+
+@st.composite
+def onnx_resize_attrs(draw, modes=ONNX_MODES, coords=COORDS):
+    """ONNX Resize-19 attributes (mode, coordinate_transformation_mode and the ones that
+    mode uses: nearest_mode, or antialias/exclude_outside and cubic_coeff_a)."""
+    mode = draw(st.sampled_from(list(modes)))
+    kw = {"mode": mode, "coordinate_transformation_mode": draw(st.sampled_from(list(coords)))}
+    if mode == "nearest":
+        kw["nearest_mode"] = draw(st.sampled_from(list(NEAREST)))
+    else:
+        kw["antialias"] = draw(st.sampled_from([0, 1]))
+        kw["exclude_outside"] = draw(st.sampled_from([0, 1]))
+        if mode == "cubic":
+            kw["cubic_coeff_a"] = draw(st.sampled_from([-0.75, -0.5, -0.6]))
+    return kw
+
+
+@st.composite
+def onnx_configs(draw, max_hw: int = 10, max_out: int = 16, modes=ONNX_MODES, coords=COORDS):
+    """``(input shape, kwargs)`` for ``twinops.resize`` with ONNX names: attributes, ``sizes``
+    (with a keep_aspect_ratio_policy) or float32-exact ``scales``, ``axes``, ``roi``."""
+    n, c, h, w = draw(nchw_shapes(max_c=2, max_hw=max_hw, max_elements=2 * 2 * max_hw * max_hw))
+    kw = draw(onnx_resize_attrs(modes, coords))
+    coord = kw["coordinate_transformation_mode"]
+    use_axes = draw(st.booleans())
+    if draw(st.booleans()):
+        hw = (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))
+        policy = draw(st.sampled_from(["stretch", "stretch", "not_larger", "not_smaller"]))
+        use_axes = use_axes or policy != "stretch"  # over all 4 axes the policy would rescale N and C
+        kw["keep_aspect_ratio_policy"] = policy
+        if policy != "stretch":
+            assume(coord != "tf_crop_and_resize")
+            s = (min if policy == "not_larger" else max)(hw[0] / h, hw[1] / w)
+            assume(1 <= int(s * h + 0.5) <= 3 * max_out and 1 <= int(s * w + 0.5) <= 3 * max_out)
+        kw["sizes"] = list(hw) if use_axes else [n, c, hw[0], hw[1]]
+    else:
+        scale = scale_factors((0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.6), 0.2, 3.0, 2)
+        sc = (draw(scale), draw(scale))
+        s32 = np.asarray(sc, dtype=np.float32).astype(np.float64)
+        assume(int(s32[0] * h) >= 1 and int(s32[1] * w) >= 1)
+        kw["scales"] = list(sc) if use_axes else [1.0, 1.0, sc[0], sc[1]]
+    if use_axes:
+        kw["axes"] = [2, 3] if draw(st.booleans()) else [-2, -1]
+    if coord == "tf_crop_and_resize":
+        r = st.floats(-0.2, 1.2, allow_nan=False).map(lambda v: round(v, 2))
+        h0, w0, h1, w1 = draw(r), draw(r), draw(r), draw(r)
+        kw["roi"] = [h0, w0, h1, w1] if use_axes else [0, 0, h0, w0, 1, 1, h1, w1]
+        kw["extrapolation_value"] = draw(st.sampled_from([0.0, -1.5, 10.0]))
+    return (n, c, h, w), kw
+
+
+def random_input(shape, dtype=torch.float32, device="cpu", seed: int = 0) -> torch.Tensor:
+    """Seeded normal data + 0.25 of ``shape`` (never all zeros: a kernel that writes nothing
+    fails), generated in float64 on the CPU and then cast, so it is the same on every device."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(tuple(shape), generator=g, dtype=torch.float64) + 0.25
+    return x.to(device=device, dtype=dtype)
