@@ -1,0 +1,180 @@
+"""Builds libtwinops_trt.so, the TensorRT plugin library (no torch, no libnvinfer needed).
+
+    python csrc/trt/build.py --include .trt/10/include --out build/libtwinops_trt.so [--arch 90]
+
+Steps: nvcc compiles the shared kernels (csrc/kernels/resize.cu; cached by content, since they do
+not depend on TensorRT), g++ compiles csrc/trt/*.cpp and the kernels' host helpers against the given
+TensorRT headers with -Wall -Wextra -Werror (TensorRT's and CUDA's headers are -isystem), and g++
+links them with the static CUDA runtime (no libcudart.so needed at run time), -z defs (every symbol
+resolved: nothing from libnvinfer) and hidden visibility (only the entry points are exported).
+setup.py and tests/test_trt_build.py import this file; it needs only the standard library.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import List, Optional, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+KERNELS = os.path.join(ROOT, "csrc", "kernels")
+KERNEL_CU = [os.path.join(KERNELS, "resize.cu")]
+HOST_SOURCES = sorted(
+    [os.path.join(HERE, f) for f in os.listdir(HERE) if f.endswith(".cpp")]
+    + [os.path.join(KERNELS, "resize_host.cpp"), os.path.join(KERNELS, "resize_attrs.cpp")]
+)
+DEFAULT_ARCHS = "80;86;89;90+PTX"
+EXPORTS = ("getCreators", "getPluginCreators", "setLoggerFinder")
+
+
+class BuildError(RuntimeError):
+    """A compiler or linker failure; the message holds the command and its output."""
+
+
+def cuda_home() -> str:
+    """CUDA_HOME / CUDA_PATH, else /usr/local/cuda, else the directory above `which nvcc`."""
+    for key in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(key):
+            return os.environ[key]
+    if os.path.exists("/usr/local/cuda/bin/nvcc"):
+        return "/usr/local/cuda"
+    nvcc = shutil.which("nvcc")
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else "/usr/local/cuda"
+
+
+def trt_version(include_dir: str) -> Optional[str]:
+    """'MAJOR.MINOR.PATCH' from NvInferVersion.h, or None when the header is missing."""
+    path = os.path.join(include_dir, "NvInferVersion.h")
+    if not os.path.exists(path):
+        return None
+    text = open(path, encoding="utf-8", errors="replace").read()
+    values = {}
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"#define\s+NV_TENSORRT_{part}\s+(\w+)", text)
+        v = m.group(1) if m else "?"
+        if not v.isdigit():  # 10.x+ defines NV_TENSORRT_MAJOR as TRT_MAJOR_ENTERPRISE etc.
+            m2 = re.search(rf"#define\s+{v}\s+(\d+)", text)
+            v = m2.group(1) if m2 else "?"
+        values[part] = v
+    return f"{values['MAJOR']}.{values['MINOR']}.{values['PATCH']}"
+
+
+def arch_flags(archs: str) -> List[str]:
+    """'80;90+PTX' or TORCH_CUDA_ARCH_LIST style '8.0;9.0+PTX' -> nvcc -gencode flags."""
+    flags = []
+    for a in re.split(r"[;, ]+", archs.strip()):
+        if not a:
+            continue
+        ptx = a.endswith("+PTX")
+        num = a.replace("+PTX", "").replace(".", "")
+        if not num.isdigit():
+            raise ValueError(f"twinops trt build: bad CUDA architecture {a!r} in {archs!r} (expected e.g. 90 or 9.0+PTX)")
+        flags.append(f"-gencode=arch=compute_{num},code=sm_{num}")
+        if ptx:
+            flags.append(f"-gencode=arch=compute_{num},code=compute_{num}")
+    if not flags:
+        raise ValueError(f"twinops trt build: no CUDA architecture in {archs!r}")
+    return flags
+
+
+def _run(cmd: Sequence[str]) -> None:
+    proc = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"command failed (rc={proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
+
+
+def _kernel_objects(cuda: str, archs: str, cache: str) -> List[str]:
+    """nvcc objects of the kernels, reused while sources, headers and flags are unchanged."""
+    nvcc = os.path.join(cuda, "bin", "nvcc")
+    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "-Xcompiler", "-fPIC,-fvisibility=hidden"]
+    flags += arch_flags(archs)
+    digest = hashlib.sha256(" ".join(flags).encode())
+    headers = [os.path.join(KERNELS, f) for f in sorted(os.listdir(KERNELS)) if f.endswith((".cuh", ".h"))]
+    headers.append(os.path.join(ROOT, "csrc", "common", "twinops_common.h"))
+    for path in KERNEL_CU + headers:
+        digest.update(open(path, "rb").read())
+    os.makedirs(cache, exist_ok=True)
+    objs = []
+    for cu in KERNEL_CU:
+        obj = os.path.join(cache, f"{os.path.basename(cu)}.{digest.hexdigest()[:16]}.o")
+        if not os.path.exists(obj):
+            tmp = obj + f".tmp{os.getpid()}"
+            _run([nvcc, *flags, "-c", cu, "-o", tmp])
+            os.replace(tmp, obj)
+        objs.append(obj)
+    return objs
+
+
+def compile_flags(include_dir: str, cuda: str) -> List[str]:
+    """g++ flags of the plugin sources (strict warnings; third-party headers as -isystem)."""
+    return ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
+            "-DTWIN_WITH_CUDA_RUNTIME", "-isystem", include_dir, "-isystem", os.path.join(cuda, "include")]
+
+
+def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optional[str] = None,
+          cache: Optional[str] = None, jobs: int = 2, cxx: str = "g++") -> str:
+    """Builds the plugin library against the TensorRT headers in `include_dir`; returns `out`.
+
+    Args:
+        include_dir: directory holding NvInfer.h (TensorRT 8.6, 10.x or 11.x).
+        out: path of the shared library to write (directories are created).
+        archs: CUDA architectures, "90" / "8.0;9.0+PTX" (default: TWINOPS_TRT_ARCH, else
+            TORCH_CUDA_ARCH_LIST, else 80;86;89;90+PTX).
+        cuda: CUDA toolkit root (default: cuda_home()).
+        cache: directory for objects (default: build/trt next to `out`'s repo, i.e. <repo>/build/trt).
+        jobs: parallel g++ processes.
+    Raises BuildError with the failing command's output.
+    """
+    include_dir = os.path.abspath(include_dir)
+    if not os.path.exists(os.path.join(include_dir, "NvInfer.h")):
+        raise BuildError(f"no NvInfer.h in {include_dir}")
+    cuda = cuda or cuda_home()
+    archs = archs or os.environ.get("TWINOPS_TRT_ARCH") or os.environ.get("TORCH_CUDA_ARCH_LIST") or DEFAULT_ARCHS
+    cache = os.path.abspath(cache or os.path.join(ROOT, "build", "trt"))
+    version = trt_version(include_dir) or "unknown"
+    obj_dir = os.path.join(cache, f"trt-{version}-{hashlib.sha256(include_dir.encode()).hexdigest()[:8]}")
+    os.makedirs(obj_dir, exist_ok=True)
+    kernel_objs = _kernel_objects(cuda, archs, cache)
+    flags = compile_flags(include_dir, cuda)
+
+    def compile_one(src: str) -> str:
+        obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
+        _run([cxx, *flags, "-c", src, "-o", obj])
+        return obj
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        host_objs = list(pool.map(compile_one, HOST_SOURCES))
+    out = os.path.abspath(out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = out + f".tmp{os.getpid()}"
+    _run([cxx, "-shared", "-o", tmp, *host_objs, *kernel_objs, "-L" + os.path.join(cuda, "lib64"),
+          "-Wl,-Bstatic", "-lcudart_static", "-Wl,-Bdynamic", "-ldl", "-lrt", "-lpthread",
+          "-Wl,--exclude-libs,ALL", "-Wl,-z,defs"])
+    os.replace(tmp, out)
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--include", required=True, help="TensorRT include directory (holds NvInfer.h)")
+    ap.add_argument("--out", required=True, help="output path of libtwinops_trt.so")
+    ap.add_argument("--arch", default=None, help="CUDA architectures, e.g. 90 or '8.0;9.0+PTX'")
+    ap.add_argument("--cuda", default=None, help="CUDA toolkit root (default: CUDA_HOME or /usr/local/cuda)")
+    ap.add_argument("--cache", default=None, help="object cache directory (default: <repo>/build/trt)")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    try:
+        path = build(args.include, args.out, args.arch, args.cuda, args.cache, args.jobs)
+    except (BuildError, ValueError) as e:
+        print(f"twinops trt build failed: {e}", file=sys.stderr)
+        return 1
+    print(f"built {path} against TensorRT {trt_version(os.path.abspath(args.include))} headers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+// The one creator list of libtwinops_trt.so and its exported entry points.
+//
+// Plugins (namespace "" everywhere; fields in resize_core.cpp `declare_fields`):
+//
+//   name                    version   interface              TensorRT
+//   TwinopsResize           "1"       IPluginV3              10, 11   <- default node (no plugin_version)
+//   DynamicTRTResize        "1"       IPluginV3              10, 11
+//   TRTBicubicInterpolate   "1"       IPluginV3              10, 11
+//   TwinopsResize           "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
+//   DynamicTRTResize        "1"       IPluginV2DynamicExt    8.6
+//   TRTBicubicInterpolate   "1"       IPluginV2DynamicExt    8.6
+//   (each of the three)     "legacy"  IPluginV2DynamicExt    8.6, 10, 11
+//
+// A node selects the IPluginV2 path on any version with the node attribute
+// plugin_version="legacy". TensorRT's registry keys creators by (name, version, namespace),
+// so "1" can only be one interface per TensorRT version.
+//
+// Loading paths, all served by `creators()` below:
+//   * IPluginRegistry::loadLibrary / trtexec --dynamicPlugins / polygraphy --plugins:
+//     dlopen, then getCreators (TRT >= 10) or getPluginCreators (8.6), and setLoggerFinder.
+//   * ctypes.CDLL(path) in a process that already loaded libnvinfer: a load-time constructor
+//     finds getPluginRegistry at run time (dlsym; no link-time dependency on libnvinfer) and
+//     registers every creator. When TensorRT itself then calls getCreators (loadLibrary after a
+//     CDLL, or loadLibrary's own dlopen running the constructor first) those registrations are
+//     withdrawn first, since loadLibrary fails when any of its creators is already registered.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the IPluginV2 creators
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plugin_base.h"
+#include "resize_plugin.h"
+#include "resize_plugin_legacy.h"
+
+#define TWIN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace twinops {
+namespace trt {
+namespace {
+
+#if TWIN_TRT_HAS_V3
+using CreatorInterface = nvinfer1::IPluginCreatorInterface;
+#else
+using CreatorInterface = nvinfer1::IPluginCreator;
+#endif
+
+struct Library {
+  std::vector<nvinfer1::IPluginCreator*> v2;        // getPluginCreators
+  std::vector<CreatorInterface*> all;               // getCreators (V3 first, then V2)
+  std::vector<CreatorInterface*> self_registered;   // by the load-time constructor
+  nvinfer1::IPluginRegistry* registry = nullptr;
+  std::mutex mutex;
+
+  Library() {
+    const Kind kinds[] = {Kind::kTwinopsResize, Kind::kDynamicTRTResize, Kind::kTRTBicubicInterpolate};
+    for (Kind k : kinds) {
+#if TWIN_TRT_HAS_V3
+      all.push_back(new ResizeCreatorV3(k, "1"));
+#else
+      v2.push_back(new ResizeCreatorV2(k, "1"));
+#endif
+      v2.push_back(new ResizeCreatorV2(k, "legacy"));
+    }
+    for (nvinfer1::IPluginCreator* c : v2) all.push_back(c);
+  }
+};
+
+// Never destroyed: TensorRT may hold creator pointers until process exit.
+Library& library() {
+  static Library* lib = new Library();
+  return *lib;
+}
+
+nvinfer1::IPluginRegistry* find_registry() {
+  using GetRegistry = nvinfer1::IPluginRegistry* (*)();
+  void* sym = dlsym(RTLD_DEFAULT, "getPluginRegistry");
+  if (sym == nullptr) {
+    // libnvinfer loaded with RTLD_LOCAL (e.g. by the tensorrt Python bindings): ask it directly,
+    // without loading it when it is absent.
+    const std::string names[] = {"libnvinfer.so." + std::to_string(NV_TENSORRT_MAJOR), "libnvinfer.so"};
+    for (const std::string& n : names) {
+      if (void* h = dlopen(n.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        sym = dlsym(h, "getPluginRegistry");
+        dlclose(h);  // RTLD_NOLOAD took a reference; the library stays loaded by its owner
+        if (sym) break;
+      }
+    }
+  }
+  return sym ? reinterpret_cast<GetRegistry>(sym)() : nullptr;
+}
+
+void withdraw_self_registration() {
+  Library& lib = library();
+  std::lock_guard<std::mutex> lock(lib.mutex);
+  for (CreatorInterface* c : lib.self_registered) lib.registry->deregisterCreator(*c);
+  lib.self_registered.clear();
+}
+
+__attribute__((constructor)) void register_at_load() noexcept {
+  try {
+    Library& lib = library();
+    nvinfer1::IPluginRegistry* reg = find_registry();
+    if (reg == nullptr) return;  // no TensorRT in the process: loadLibrary / a host will ask
+    std::lock_guard<std::mutex> lock(lib.mutex);
+    lib.registry = reg;
+    for (CreatorInterface* c : lib.all) {
+      if (reg->registerCreator(*c, "")) lib.self_registered.push_back(c);
+    }
+  } catch (...) {
+    log_error("registering the plugin creators at load time failed");
+  }
+}
+
+}  // namespace
+}  // namespace trt
+}  // namespace twinops
+
+using twinops::trt::library;
+
+#if TWIN_TRT_HAS_V3
+TWIN_EXPORT nvinfer1::IPluginCreatorInterface* const* getCreators(int32_t& nbCreators) noexcept {
+  try {
+    twinops::trt::withdraw_self_registration();
+    auto& all = library().all;
+    nbCreators = static_cast<int32_t>(all.size());
+    return all.data();
+  } catch (...) {
+    nbCreators = 0;
+    return nullptr;
+  }
+}
+#endif
+
+TWIN_EXPORT nvinfer1::IPluginCreator* const* getPluginCreators(int32_t& nbCreators) noexcept {
+  try {
+    twinops::trt::withdraw_self_registration();
+    auto& v2 = library().v2;
+    nbCreators = static_cast<int32_t>(v2.size());
+    return v2.data();
+  } catch (...) {
+    nbCreators = 0;
+    return nullptr;
+  }
+}
+
+TWIN_EXPORT void setLoggerFinder(nvinfer1::ILoggerFinder* finder) noexcept { twinops::trt::set_logger_finder(finder); }
+
+// For plugin hosts without a TensorRT logger: the message of the last logged error
+// ("" when none). The pointer stays valid until the next call from the same thread.
+TWIN_EXPORT const char* twinops_trt_last_error() noexcept {
+  thread_local std::string copy;
+  try {
+    copy = twinops::trt::last_error();
+  } catch (...) {
+    copy.clear();
+  }
+  return copy.c_str();
+}
+
+// The TensorRT major version the library was compiled against (hosts check it matches).
+TWIN_EXPORT int32_t twinops_trt_version() noexcept { return NV_TENSORRT_VERSION; }

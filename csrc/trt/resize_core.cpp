@@ -1,0 +1,325 @@
+// Interface-independent part of the resize plugins (see resize_core.h).
+#include "resize_core.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace twinops {
+namespace trt {
+
+using nvinfer1::DataType;
+using nvinfer1::DimensionOperation;
+using nvinfer1::IDimensionExpr;
+using nvinfer1::PluginFieldType;
+using nvinfer1::TensorFormat;
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kDynamicTRTResize: return "DynamicTRTResize";
+    case Kind::kTRTBicubicInterpolate: return "TRTBicubicInterpolate";
+    case Kind::kTwinopsResize:
+    default: return "TwinopsResize";
+  }
+}
+
+void declare_fields(Kind k, FieldStore* store) {
+  store->clear();
+  if (k == Kind::kTwinopsResize) {
+    const FieldDecl decls[] = {
+        {"mode", PluginFieldType::kCHAR, 0},
+        {"coordinate_transformation_mode", PluginFieldType::kCHAR, 0},
+        {"nearest_mode", PluginFieldType::kCHAR, 0},
+        {"cubic_coeff_a", PluginFieldType::kFLOAT32, 1},
+        {"exclude_outside", PluginFieldType::kINT32, 1},
+        {"antialias", PluginFieldType::kINT32, 1},
+        {"scales", PluginFieldType::kFLOAT32, 2},
+        {"roi", PluginFieldType::kFLOAT32, 4},
+        {"extrapolation_value", PluginFieldType::kFLOAT32, 1},
+        {"pytorch", PluginFieldType::kINT32, 1},
+    };
+    for (const FieldDecl& d : decls) store->add_decl(d);
+    return;
+  }
+  if (k == Kind::kTRTBicubicInterpolate) store->add_decl({"scale_factor", PluginFieldType::kFLOAT32, 2});
+  store->add_decl({"align_corners", PluginFieldType::kINT32, 1});
+}
+
+std::string parse_spec(Kind kind, const nvinfer1::PluginFieldCollection* fc, ResizeSpec* out) {
+  const FieldReader r(fc, kind_name(kind));
+  if (!r.error().empty()) return r.error();
+  ResizeSpec s;
+  s.kind = kind;
+  resize::ResizeAttrs& a = s.attrs;
+  std::string err;
+  if (kind == Kind::kTwinopsResize) {
+    // The first failing field wins; each getter's message names its field.
+    for (const std::string& e :
+         {r.get_string("mode", &a.mode), r.get_string("coordinate_transformation_mode", &a.coordinate_transformation_mode),
+          r.get_string("nearest_mode", &a.nearest_mode), r.get_float("cubic_coeff_a", &a.cubic_coeff_a),
+          r.get_int("exclude_outside", &a.exclude_outside), r.get_int("antialias", &a.antialias),
+          r.get_floats("scales", 2, a.scales), r.get_floats("roi", 4, a.roi),
+          r.get_float("extrapolation_value", &a.extrapolation_value), r.get_int("pytorch", &a.pytorch)}) {
+      if (!e.empty()) return e;
+    }
+  } else {
+    if (!(err = r.get_int("align_corners", &s.align_corners)).empty()) return err;
+    if (s.align_corners != 0 && s.align_corners != 1)
+      return std::string(kind_name(kind)) + ": field 'align_corners' must be 0 or 1, got " +
+             std::to_string(s.align_corners);
+    // F.interpolate(mode="bicubic", align_corners=...) as twinops.interpolate maps it.
+    a.mode = "cubic";
+    a.coordinate_transformation_mode = s.align_corners ? "align_corners" : "half_pixel";
+    a.cubic_coeff_a = -0.75;
+    a.pytorch = 1;
+    if (kind == Kind::kTRTBicubicInterpolate) {
+      if (!(err = r.get_floats("scale_factor", 2, a.scales)).empty()) return err;
+      if (!(a.scales[0] > 0.0) || !(a.scales[1] > 0.0))
+        return "TRTBicubicInterpolate: field 'scale_factor' must be positive, got (" + std::to_string(a.scales[0]) +
+               ", " + std::to_string(a.scales[1]) + ")";
+    }
+  }
+  // Validate everything that does not depend on the runtime sizes.
+  resize::Params p;
+  err = resize::make_params(1, 1, 1, 1, a, &p);
+  if (!err.empty()) return std::string(kind_name(kind)) + ": " + err;
+  *out = s;
+  return "";
+}
+
+void spec_fields(const ResizeSpec& s, FieldStore* store) {
+  store->clear();
+  const resize::ResizeAttrs& a = s.attrs;
+  if (s.kind == Kind::kTwinopsResize) {
+    // Floats as kFLOAT64: the runtime phase gets back exactly the numbers the build used.
+    store->add_string("mode", a.mode);
+    store->add_string("coordinate_transformation_mode", a.coordinate_transformation_mode);
+    store->add_string("nearest_mode", a.nearest_mode);
+    store->add_floats("cubic_coeff_a", &a.cubic_coeff_a, 1);
+    store->add_int("exclude_outside", static_cast<int32_t>(a.exclude_outside));
+    store->add_int("antialias", static_cast<int32_t>(a.antialias));
+    store->add_floats("scales", a.scales, 2);
+    store->add_floats("roi", a.roi, 4);
+    store->add_floats("extrapolation_value", &a.extrapolation_value, 1);
+    store->add_int("pytorch", static_cast<int32_t>(a.pytorch));
+    return;
+  }
+  if (s.kind == Kind::kTRTBicubicInterpolate) store->add_floats("scale_factor", a.scales, 2);
+  store->add_int("align_corners", static_cast<int32_t>(s.align_corners));
+}
+
+std::string check_io(const ResizeSpec& s, int32_t nb_inputs, int32_t nb_shape_inputs, int32_t nb_outputs) {
+  const std::string who = kind_name(s.kind);
+  if (nb_outputs != 1) return who + " has 1 output, TensorRT asked for " + std::to_string(nb_outputs);
+  bool ok = false;
+  const char* expected = "";
+  switch (s.kind) {
+    case Kind::kTwinopsResize:
+      ok = (nb_shape_inputs == 1 && nb_inputs == 1) || (nb_shape_inputs == 0 && (nb_inputs == 1 || nb_inputs == 2));
+      expected = "X plus the shape input sizes, or inputs (X) / (X, sizes) without shape inputs";
+      break;
+    case Kind::kDynamicTRTResize:
+      ok = nb_shape_inputs == 0 && nb_inputs == 2;
+      expected = "inputs (input, size_tensor) and no shape inputs";
+      break;
+    case Kind::kTRTBicubicInterpolate:
+      ok = nb_shape_inputs == 0 && nb_inputs == 1;
+      expected = "one input and no shape inputs";
+      break;
+  }
+  if (ok) return "";
+  return who + " expects " + expected + ", got " + std::to_string(nb_inputs) + " input(s) and " +
+         std::to_string(nb_shape_inputs) + " shape input(s)";
+}
+
+namespace {
+
+// floor(dim * scale) as a dimension expression, exact for the scale's binary fraction.
+std::string scaled_dim(double scale, const IDimensionExpr* dim, nvinfer1::IExprBuilder& b, const char* axis,
+                       const IDimensionExpr** out) {
+  resize::Ratio r;
+  constexpr int64_t kMax = std::numeric_limits<DimValue>::max();
+  if (!resize::exact_ratio(scale, &r) || r.num > kMax || r.den > kMax)
+    return std::string("the ") + axis + " scale " + std::to_string(scale) +
+           " is not a positive fraction that dimension expressions can hold; pass the output size as a shape input";
+  if (dim->isConstant()) {
+    int64_t v = 0;
+    if (!resize::scaled_length(dim->getConstantValue(), scale, &v) || v > kMax)
+      return std::string("the ") + axis + " output length overflows";
+    *out = b.constant(static_cast<DimValue>(v));
+    return "";
+  }
+  const IDimensionExpr* prod = b.operation(DimensionOperation::kPROD, *dim, *b.constant(static_cast<DimValue>(r.num)));
+  *out = r.den == 1 ? prod : b.operation(DimensionOperation::kFLOOR_DIV, *prod, *b.constant(static_cast<DimValue>(r.den)));
+  return "";
+}
+
+}  // namespace
+
+std::string output_dims(const ResizeSpec& s, const nvinfer1::DimsExprs* inputs, int32_t nb_inputs,
+                        const nvinfer1::DimsExprs* shape_inputs, int32_t nb_shape_inputs,
+                        nvinfer1::IExprBuilder& builder, nvinfer1::DimsExprs* out) {
+  const std::string who = kind_name(s.kind);
+  if (std::string e = check_io(s, nb_inputs, nb_shape_inputs, 1); !e.empty()) return e;
+  if (inputs[0].nbDims != 4)
+    return who + ": input 0 must be 4-D (N, C, H, W), got " + std::to_string(inputs[0].nbDims) + "-D";
+  *out = inputs[0];
+  if (nb_shape_inputs == 1) {  // (c)
+    if (shape_inputs[0].nbDims != 2)
+      return who + ": the shape input sizes must hold 2 values (H_out, W_out), got " +
+             std::to_string(shape_inputs[0].nbDims);
+    out->d[2] = shape_inputs[0].d[0];
+    out->d[3] = shape_inputs[0].d[1];
+    return "";
+  }
+  if (s.kind == Kind::kDynamicTRTResize) {  // (b)
+    const nvinfer1::DimsExprs& st = inputs[1];
+    if (st.nbDims < 2)
+      return who + ": size_tensor must have at least 2 dims (its last two are H_out, W_out), got " +
+             std::to_string(st.nbDims);
+    out->d[2] = st.d[st.nbDims - 2];
+    out->d[3] = st.d[st.nbDims - 1];
+    return "";
+  }
+  // (a)
+  const resize::ResizeAttrs& a = s.attrs;
+  if (!(a.scales[0] > 0.0) || !(a.scales[1] > 0.0))
+    return who + ": the output size needs the values of `sizes` (IPluginV3 with the node attribute "
+                 "tensorrt_plugin_shape_input_indices=[1]) or scales > 0 on both axes; got scales (" +
+           std::to_string(a.scales[0]) + ", " + std::to_string(a.scales[1]) + ")";
+  if (a.coordinate_transformation_mode == "tf_crop_and_resize")
+    return who + ": tf_crop_and_resize needs the output size as the shape input sizes (ONNX derives it from roi)";
+  for (int k = 0; k < 2; ++k) {
+    const IDimensionExpr* e = nullptr;
+    if (std::string err = scaled_dim(a.scales[k], inputs[0].d[2 + k], builder, k == 0 ? "H" : "W", &e); !err.empty())
+      return who + ": " + err;
+    out->d[2 + k] = e;
+  }
+  return "";
+}
+
+namespace {
+
+bool is_float_type(DataType t) {
+#if TWIN_TRT_HAS_BF16
+  if (t == DataType::kBF16) return true;
+#endif
+  return t == DataType::kFLOAT || t == DataType::kHALF;
+}
+
+}  // namespace
+
+std::string output_type(DataType in0, DataType* out) {
+  if (!is_float_type(in0))
+    return "input 0 must be float32, float16" + std::string(TWIN_TRT_HAS_BF16 ? " or bfloat16" : "") +
+           ", got DataType " + std::to_string(static_cast<int32_t>(in0));
+  *out = in0;
+  return "";
+}
+
+bool supports(const ResizeSpec& s, int32_t pos, int32_t nb_inputs, const DataType* types, const TensorFormat* formats) {
+  if (pos < 0 || pos > nb_inputs) return false;
+  if (pos == 0) return formats[0] == TensorFormat::kLINEAR && is_float_type(types[0]);
+  if (pos == nb_inputs) return formats[pos] == formats[0] && types[pos] == types[0];
+  // pos 1: `sizes` (values unused on this path) or size_tensor (only its shape is read).
+  if (formats[pos] != TensorFormat::kLINEAR) return false;
+  if (s.kind == Kind::kTwinopsResize) {
+#if TWIN_TRT_HAS_BF16
+    if (types[pos] == DataType::kINT64) return true;
+#endif
+    return types[pos] == DataType::kINT32;
+  }
+  return true;
+}
+
+size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const nvinfer1::Dims& in_max,
+                       const nvinfer1::Dims& out_min, const nvinfer1::Dims& out_max) {
+  (void)in_min;
+  if (in_max.nbDims != 4 || out_min.nbDims != 4 || out_max.nbDims != 4) return 0;
+  // workspace_layout (forward): per axis an int32 `first` and `taps` opmath weights per
+  // output index, each table 16-byte aligned. Taps grow with in / out (antialias, area) and
+  // never with out, so (in_max, out_min) bounds them; out_min + 1 covers align_corners, whose
+  // step (in - 1) / (out - 1) is 0 at out == 1.
+  auto align = [](size_t v) { return (v + 15) & ~static_cast<size_t>(15); };
+  size_t bytes = 0;
+  for (int k = 0; k < 2; ++k) {
+    const int64_t in = in_max.d[2 + k], lo = out_min.d[2 + k], hi = out_max.d[2 + k];
+    if (in < 1 || lo < 1 || hi < lo) return 0;  // nothing valid to run: run() reports it
+    int32_t taps = 1;
+    for (int64_t out : {lo, std::min<int64_t>(lo + 1, hi), hi}) {
+      resize::Params p;
+      if (!resize::make_params(in, in, out, out, s.attrs, &p).empty()) continue;
+      taps = std::max(taps, resize::axis_taps(p, k == 0 ? p.h : p.w));
+    }
+    bytes += align(sizeof(int32_t) * static_cast<size_t>(hi)) +
+             align(sizeof(float) * static_cast<size_t>(hi) * static_cast<size_t>(taps));
+  }
+  return bytes;
+}
+
+namespace {
+
+template <typename T>
+cudaError_t launch(const resize::Params& p, const resize::Workspace& L, const resize::Geometry& g, const void* x,
+                   void* y, void* ws, cudaStream_t stream) {
+  return resize::forward_cuda<T>(p, L, g, static_cast<const T*>(x), static_cast<T*>(y), false, ws, stream);
+}
+
+}  // namespace
+
+int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvinfer1::PluginTensorDesc& out,
+            const void* x, void* y, void* workspace, cudaStream_t stream) {
+  const std::string who = std::string(kind_name(s.kind)) + " enqueue: ";
+  const nvinfer1::Dims& di = in.dims;
+  const nvinfer1::Dims& d_o = out.dims;
+  if (di.nbDims != 4 || d_o.nbDims != 4) {
+    log_error(who + "input and output must be 4-D (N, C, H, W)");
+    return cudaErrorInvalidValue;
+  }
+  if (di.d[0] != d_o.d[0] || di.d[1] != d_o.d[1]) {
+    log_error(who + "output N, C (" + std::to_string(d_o.d[0]) + ", " + std::to_string(d_o.d[1]) +
+              ") differ from the input's (" + std::to_string(di.d[0]) + ", " + std::to_string(di.d[1]) + ")");
+    return cudaErrorInvalidValue;
+  }
+  if (in.type != out.type || in.format != TensorFormat::kLINEAR || out.format != TensorFormat::kLINEAR ||
+      !is_float_type(in.type)) {
+    log_error(who + "input and output must be linear tensors of the same float type");
+    return cudaErrorInvalidValue;
+  }
+  if (di.d[0] * di.d[1] * d_o.d[2] * d_o.d[3] == 0) return 0;  // empty output: nothing to write
+  resize::Params p;
+  const std::string err = resize::make_params(di.d[2], di.d[3], d_o.d[2], d_o.d[3], s.attrs, &p);
+  if (!err.empty()) {
+    log_error(who + err);
+    return cudaErrorInvalidValue;
+  }
+  const resize::Workspace L = resize::workspace_layout(p, sizeof(float), false);
+  if (L.bytes > 0 && workspace == nullptr) {
+    log_error(who + "TensorRT passed no workspace; " + std::to_string(L.bytes) + " bytes are needed");
+    return cudaErrorInvalidValue;
+  }
+  resize::Geometry g;
+  g.n = di.d[0];
+  g.c = di.d[1];
+  const int64_t ih = di.d[2], iw = di.d[3], oh = d_o.d[2], ow = d_o.d[3];
+  const int64_t is[4] = {g.c * ih * iw, ih * iw, iw, 1}, os[4] = {g.c * oh * ow, oh * ow, ow, 1};
+  std::copy(is, is + 4, g.in_stride);
+  std::copy(os, os + 4, g.out_stride);
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (in.type) {
+    case DataType::kFLOAT: e = launch<float>(p, L, g, x, y, workspace, stream); break;
+    case DataType::kHALF: e = launch<__half>(p, L, g, x, y, workspace, stream); break;
+#if TWIN_TRT_HAS_BF16
+    case DataType::kBF16: e = launch<__nv_bfloat16>(p, L, g, x, y, workspace, stream); break;
+#endif
+    default: break;
+  }
+  if (e != cudaSuccess) log_error(who + "CUDA error " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  return static_cast<int32_t>(e);
+}
+
+}  // namespace trt
+}  // namespace twinops
