@@ -108,7 +108,8 @@ def plugin_library_path() -> Optional[str]:
         return str(lib) if lib.is_file() else None
 
 
-def _cpu_reason() -> Optional[str]:
+def _host_reason() -> Optional[str]:
+    """Why the host library itself cannot be compiled here (None when it can)."""
     if header_dir() is None:
         return ("no TensorRT headers found (set TWINOPS_TRT_HEADERS or TENSORRT_INCLUDE_DIR to a dir "
                 "holding NvInfer.h)")
@@ -120,6 +121,13 @@ def _cpu_reason() -> Optional[str]:
         _source_dir()
     except FileNotFoundError as e:
         return str(e)
+    return None
+
+
+def _cpu_reason() -> Optional[str]:
+    reason = _host_reason()
+    if reason:
+        return reason
     if plugin_library_path() is None:
         return ("the TensorRT plugin library (libtwinops_trt.so) is not built: rebuild twinops with TensorRT "
                 "headers (TENSORRT_INCLUDE_DIR) or set TWINOPS_TRT_PLUGIN_LIB")
@@ -195,6 +203,8 @@ def _declare(d: ctypes.CDLL) -> None:
         "th_build": (I, [P, ctypes.POINTER(_Tensor), I, ctypes.POINTER(_Tensor), I, ctypes.POINTER(_Tensor), I,
                          ctypes.POINTER(I), ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t)]),
         "th_enqueue": (I, [P, ctypes.POINTER(P), ctypes.POINTER(P), P, P]),
+        "th_expr_selftest": (I, [I, ctypes.c_int64, ctypes.c_int64, I, ctypes.POINTER(ctypes.c_int64),
+                                 ctypes.POINTER(I)]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(d, name)
@@ -409,6 +419,25 @@ class PluginHost:
         buf = ctypes.create_string_buffer(blob, max(1, len(blob)))
         h = self.lib.th_deserialize(self._h, creator.index, name.encode(), buf, len(blob))
         return Plugin(self, h, creator) if h else None
+
+
+def host_library() -> ctypes.CDLL:
+    """The compiled host library (built on first use; needs headers and a compiler, not the plugins)."""
+    reason = _host_reason()
+    if reason:
+        raise HostError(reason)
+    return _build_host()
+
+
+def expr_selftest(op: int, a: int, b: int, symbolic: bool) -> Optional[Tuple[int, bool]]:
+    """``DimensionOperation(op)`` applied to (a, b) through the host's IExprBuilder, ``a`` given as
+    a symbol bound to ``a`` or as a constant: (value, folded to a constant), or None when the
+    builder rejects it (invalid op, division by zero)."""
+    lib = host_library()
+    v, c = ctypes.c_int64(0), ctypes.c_int(0)
+    if lib.th_expr_selftest(op, a, b, int(symbolic), ctypes.byref(v), ctypes.byref(c)):
+        return None
+    return v.value, bool(c.value)
 
 
 _HOSTS: Dict[str, PluginHost] = {}

@@ -5,6 +5,7 @@
 
 using namespace nvinfer1;
 using namespace twinops_host;
+using twinops_host::dim_t;
 
 namespace {
 
@@ -235,6 +236,31 @@ int th_enqueue(void* pp, void const* const* inputs, void* const* outputs, void* 
     }
 #endif
     return p->p2->enqueue(p->in.data(), p->out.data(), inputs, outputs, workspace, s);
+}
+
+}  // extern "C"
+
+extern "C" {
+
+// Self-test of the expression builder through the IExprBuilder wrapper a plugin calls:
+// op(first, constant(b)) with first = a symbol bound to `a` (symbolic != 0) or constant(a).
+// Writes the evaluated value and whether the result folded to a constant; returns 0, or 1 when
+// the builder returned nullptr or evaluation failed (e.g. division by zero).
+int th_expr_selftest(int op, int64_t a, int64_t b, int symbolic, int64_t* value, int* is_constant) {
+    ExprBuilder builder;
+    IExprBuilder& ib = builder;
+    IDimensionExpr const* first = symbolic ? builder.symbol(0) : ib.constant(static_cast<dim_t>(a));
+    IDimensionExpr const* e = ib.operation(static_cast<DimensionOperation>(op), *first, *ib.constant(static_cast<dim_t>(b)));
+    Expr const* x = builder.find(e);
+    if (!x) return 1;
+    try {
+        *value = x->eval({a});
+    } catch (std::exception const&) {
+        return 1;
+    }
+    *is_constant = e->isConstant() ? 1 : 0;
+    if (*is_constant && e->getConstantValue() != *value) return 1;
+    return 0;
 }
 
 }  // extern "C"
