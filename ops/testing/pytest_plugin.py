@@ -6,7 +6,7 @@ conftest.py. It provides:
 * markers ``cuda`` (needs a CUDA GPU and twinops' CUDA kernels), ``trt_headers`` (needs the
   TensorRT headers: ``TWINOPS_TRT_INCLUDE`` or ``TensorRT_ROOT``/``include``, ``.trt/*/include``,
   ``/usr/include/x86_64-linux-gnu``), ``tensorrt`` (needs the TensorRT Python runtime) and
-  ``slow`` (runs only with ``--run-slow`` or ``TWINOPS_RUN_SLOW=1``); marked tests are skipped
+  ``slow`` (runs only with ``--run-slow``, ``-m slow`` or ``TWINOPS_RUN_SLOW=1``); marked tests are skipped
   with the reason when their requirement is missing;
 * a ``device`` parameter (``cpu``, and ``cuda`` marked ``cuda``) for any test taking ``device``;
 * Hypothesis profiles ``ci`` (25 examples, derandomized), ``dev`` (10) and ``thorough`` (400),
@@ -36,7 +36,7 @@ MARKERS = {
     "cuda": "needs a CUDA GPU and twinops built with its CUDA kernels",
     "trt_headers": "needs the TensorRT headers (NvInfer.h)",
     "tensorrt": "needs the TensorRT Python runtime",
-    "slow": "slow; runs with --run-slow or TWINOPS_RUN_SLOW=1",
+    "slow": "slow; runs with --run-slow, -m slow or TWINOPS_RUN_SLOW=1",
 }
 
 
@@ -82,6 +82,9 @@ def tensorrt_reason() -> Optional[str]:
 
 def _slow_reason(config) -> Optional[str]:
     if config.getoption("--run-slow", default=False) or os.environ.get("TWINOPS_RUN_SLOW") == "1":
+        return None
+    markexpr = getattr(config.option, "markexpr", "") or ""
+    if "slow" in markexpr and "not slow" not in markexpr:  # `-m slow` asks for them explicitly
         return None
     return MARKERS["slow"]
 

@@ -1,0 +1,142 @@
+"""`python -m twinops check`: backends, seeded cases, statistics, reports, failure artifacts, replay."""
+import json
+
+import numpy as np
+import pytest
+
+import twinops
+from twinops import check
+from twinops.testing import specs
+
+FAST = ["--ops", "interpolate", "--examples", "2", "--dtypes", "float32", "--no-progress"]
+
+
+def _wrong(monkeypatch, factor=1 + 1e-3, only_first=False):
+    """Makes the interpolate op deliberately wrong on every backend that calls spec.fn."""
+    spec = specs.get("interpolate")
+    real = spec.fn
+
+    def wrong(x, **kw):
+        y = real(x, **kw)
+        if only_first:
+            y = y.clone()
+            y.view(-1)[0] *= factor
+            return y
+        return y * factor
+    monkeypatch.setattr(spec, "fn", wrong)
+
+
+def test_passes_on_cpu_and_reports(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    assert check.main(FAST + ["--dtypes", "float32", "bfloat16", "--report", str(report), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "torch-cpu" in out and "0 failed" in out
+    doc = json.loads(report.read_text())
+    assert doc["summary"]["failed"] == 0 and doc["summary"]["comparisons"] == len(doc["comparisons"]) > 0
+    edge = len(specs.get("interpolate").edge_cases)
+    assert doc["summary"]["cases"] == 2 * (edge + 2)
+    c = doc["comparisons"][0]
+    for key in ("max_abs", "mean_abs", "median_abs", "p99_abs", "max_rel", "mean_rel", "median_rel", "p99_rel",
+                "mismatches", "nonfinite", "atol", "rtol", "passed"):
+        assert key in c
+    # every backend vs the reference, and the backends against each other
+    pairs = {(c["backend"], c["against"]) for c in doc["comparisons"]}
+    assert ("torch-cpu", "reference") in pairs
+    if "onnx-reference" in {p[0] for p in pairs}:
+        assert ("onnx-reference", "torch-cpu") in pairs
+
+
+def test_says_which_backends_are_missing_and_why(capsys):
+    check.main(FAST + ["--examples", "0"])
+    out = capsys.readouterr().out
+    for b in twinops.testing.backends.discover():
+        line = next(l for l in out.splitlines() if l.strip().startswith(b.name))
+        assert ("missing: " + b.reason) in line if b.reason else "used" in line
+
+
+def test_seeded_draws_are_reproducible():
+    spec = specs.get("interpolate")
+    a, b, c = check.draw_configs(spec, 8, 1), check.draw_configs(spec, 8, 1), check.draw_configs(spec, 8, 2)
+    assert a == b and len(a) == 8 and a != c
+
+
+def test_bad_arguments_name_the_argument(tmp_path, capsys):
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip file")
+    cases = [(["--ops", "nope"], "argument --ops: unknown op 'nope'"),
+             (["--backends", "nope"], "argument --backends: invalid choice"),
+             (["--atol", "-1"], "argument --atol: --atol must be a finite number >= 0"),
+             (["--rtol", "x"], "argument --rtol: --rtol must be a number"),
+             (["--examples", "-3"], "argument --examples: expected an integer >= 0"),
+             (["--replay", str(tmp_path / "missing.npz")], "argument --replay: cannot read reproducer"),
+             (["--replay", str(garbage)], "argument --replay: cannot read reproducer")]
+    missing = [b for b in twinops.testing.backends.discover() if b.reason]
+    if missing:
+        cases.append((["--backends", missing[0].name], f"argument --backends: backend '{missing[0].name}' is not "
+                                                       "available here"))
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as e:
+            check.main(argv)
+        assert e.value.code == 2
+        assert message in capsys.readouterr().err, argv
+
+
+def test_wrong_backend_leaves_reproducer_heatmap_and_replay(tmp_path, monkeypatch, capsys):
+    _wrong(monkeypatch)
+    out_dir, plots = tmp_path / "out", tmp_path / "plots"
+    argv = FAST + ["--backends", "torch-cpu", "--out", str(out_dir), "--plots", str(plots),
+                   "--report", str(tmp_path / "r.json")]
+    assert check.main(argv) == 1
+    out = capsys.readouterr().out
+    repros = sorted(out_dir.glob("*.npz"))
+    pngs = sorted(plots.glob("*.png"))
+    assert repros and len(pngs) == len(repros)
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    cmd = f"python -m twinops check --replay {repros[0]}"
+    assert cmd in out and "FAILED" in out and "mismatches:" in out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["summary"]["failed"] == len(doc["failures"]) == len(repros)
+    with np.load(repros[0]) as f:
+        meta = json.loads(str(f["meta"]))
+        assert meta["op"] == "interpolate" and meta["backend"] == "torch-cpu" and f["input"].ndim == 4
+    # the replay reproduces the failure while the kernel is wrong ...
+    assert check.main(["--replay", str(repros[0]), "--out", str(tmp_path / "replay")]) == 1
+    assert "FAILED interpolate-float32" in capsys.readouterr().out
+    # ... and passes once it is fixed
+    monkeypatch.undo()
+    assert check.main(["--replay", str(repros[0]), "--out", str(tmp_path / "replay2")]) == 0
+
+
+def test_fail_fast_stops_at_the_first_failing_case(tmp_path, monkeypatch, capsys):
+    _wrong(monkeypatch)
+    assert check.main(FAST + ["--backends", "torch-cpu", "--fail-fast", "--out", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.count("\nFAILED ") == 1
+
+
+def test_error_stat_mean_tolerates_one_bad_element(tmp_path, monkeypatch, capsys):
+    _wrong(monkeypatch, factor=1.001, only_first=True)
+    base = FAST + ["--backends", "torch-cpu", "--out", str(tmp_path)]
+    assert check.main(base) == 1
+    assert check.main(base + ["--check-error-stat", "mean", "--atol", "1e-3", "--rtol", "1e-3"]) == 0
+
+
+def test_nan_output_fails_whatever_the_tolerance(tmp_path, monkeypatch, capsys):
+    spec = specs.get("interpolate")
+    real = spec.fn
+    monkeypatch.setattr(spec, "fn", lambda x, **kw: real(x, **kw) * float("nan"))
+    assert check.main(FAST + ["--backends", "torch-cpu", "--atol", "1e9", "--rtol", "1e9", "--out",
+                              str(tmp_path), "--report", str(tmp_path / "r.json")]) == 1
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert all(c["nonfinite"] == c["numel"] for c in doc["comparisons"] if c["backend"] == "torch-cpu")
+
+
+def test_resize_op_checks_on_cpu(tmp_path, capsys):
+    # The ONNX Resize-19 op against onnx.reference, with the edge cases only (fast).
+    assert check.main(["--ops", "resize", "--examples", "0", "--dtypes", "float32", "--no-progress",
+                       "--out", str(tmp_path)]) == 0
+
+
+def test_group_by_mode_gives_the_per_mode_table(tmp_path, capsys):
+    assert check.main(FAST + ["--backends", "torch-cpu", "--group-by", "mode", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "bicubic" in out and "antialias" in out
