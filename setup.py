@@ -4,6 +4,10 @@ Environment:
   TWINOPS_CUDA=1|0       force the CUDA build on / off (default: on when torch has CUDA and nvcc is found)
   TORCH_CUDA_ARCH_LIST   GPU architectures, e.g. "9.0" (default here: "8.0;8.6;8.9;9.0+PTX")
   MAX_JOBS               parallel compile jobs (ninja)
+  TWINOPS_TRT=0          do not build the TensorRT plugin library libtwinops_trt.so (built next to twinops._C
+                         when TensorRT headers are found: TENSORRT_ROOT/include, TENSORRT_INCLUDE_DIR, then
+                         /usr/include/x86_64-linux-gnu, /usr/include, /usr/local/tensorrt/include, /opt/tensorrt/include)
+  TWINOPS_TRT_ARCH       CUDA architectures of the plugin library (default: TORCH_CUDA_ARCH_LIST)
 """
 import glob
 import os
@@ -67,10 +71,59 @@ def _extensions():
     return [CppExtension("twinops._C", sources, extra_compile_args={"cxx": cxx})]
 
 
+def _trt_include_dir():
+    """(include dir, None) for the first TensorRT headers found, else (None, why not)."""
+    candidates = []
+    if os.environ.get("TENSORRT_ROOT"):
+        candidates.append(os.path.join(os.environ["TENSORRT_ROOT"], "include"))
+    if os.environ.get("TENSORRT_INCLUDE_DIR"):
+        candidates.append(os.environ["TENSORRT_INCLUDE_DIR"])
+    candidates += ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu", "/usr/include",
+                   "/usr/local/tensorrt/include", "/opt/tensorrt/include"]
+    for d in candidates:
+        if os.path.exists(os.path.join(d, "NvInfer.h")):
+            return d, None
+    return None, "no TensorRT headers (NvInfer.h) in TENSORRT_ROOT/include, TENSORRT_INCLUDE_DIR or " + ", ".join(candidates[-5:])
+
+
+def _build_trt_plugins(ext_dir):
+    """Builds libtwinops_trt.so into `ext_dir` (next to twinops._C), or prints one line saying why not."""
+    import importlib.util
+
+    if os.environ.get("TWINOPS_TRT") == "0":
+        print("twinops setup: skipping the TensorRT plugin library (TWINOPS_TRT=0)")
+        return
+    include, why = _trt_include_dir()
+    if include is None:
+        print(f"twinops setup: skipping the TensorRT plugin library: {why}")
+        return
+    _default_cuda_home()
+    spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(HERE, "csrc", "trt", "build.py"))
+    trt_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trt_build)
+    nvcc = os.path.join(trt_build.cuda_home(), "bin", "nvcc")
+    if not os.path.exists(nvcc):
+        print(f"twinops setup: skipping the TensorRT plugin library: no nvcc at {nvcc} (set CUDA_HOME)")
+        return
+    out = os.path.join(ext_dir, "libtwinops_trt.so")
+    print(f"twinops setup: building {out} against TensorRT {trt_build.trt_version(include)} headers in {include}")
+    try:
+        trt_build.build(include, out, jobs=int(os.environ.get("MAX_JOBS", "2")))
+    except trt_build.BuildError as e:
+        sys.exit(f"twinops setup: the TensorRT plugin library failed to build (TWINOPS_TRT=0 skips it):\n{e}")
+
+
 def _cmdclass():
     from torch.utils.cpp_extension import BuildExtension
 
-    return {"build_ext": BuildExtension.with_options(use_ninja=True)}
+    base = BuildExtension.with_options(use_ninja=True)
+
+    class BuildWithPlugins(base):
+        def run(self):
+            super().run()
+            _build_trt_plugins(os.path.dirname(self.get_ext_fullpath("twinops._C")))
+
+    return {"build_ext": BuildWithPlugins}
 
 
 setup(
