@@ -1,0 +1,360 @@
+"""The TensorRT plugins driven by the TensorRT-free plugin host (twinops.plugin_host).
+
+Tiers: the ONNX-parser field rules run anywhere; the expression builder needs TensorRT headers
+and a compiler; the lifecycle and fuzz tests need the plugin library too (CPU only); the parity
+tests need a CUDA GPU. Each skips with the reason from twinops.plugin_host.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import twinops
+from twinops import plugin_host as ph
+from resize_spec import (DTYPES, assert_close, interpolate_configs, interpolate_reference, onnx_configs,
+                         onnx_reference, onnx_reference_is_unstable, random_input)
+
+HOST_REASON = ph._host_reason()
+CPU_REASON = ph.unavailable_reason(enqueue=False)
+GPU_REASON = ph.unavailable_reason(enqueue=True) or (
+    None if twinops.has_cuda_kernels() else "twinops was built without CUDA kernels (the torch op to compare with)")
+needs_host = pytest.mark.skipif(HOST_REASON is not None, reason=f"plugin host: {HOST_REASON}")
+needs_lib = pytest.mark.skipif(CPU_REASON is not None, reason=f"plugin host: {CPU_REASON}")
+needs_gpu = pytest.mark.skipif(GPU_REASON is not None, reason=f"plugin host enqueue: {GPU_REASON}")
+FLOAT_TYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+# ---------------------------------------------------------------------------------------
+# exported nodes
+# ---------------------------------------------------------------------------------------
+
+class _Call(torch.nn.Module):
+    def __init__(self, fn, kw):
+        super().__init__()
+        self.fn, self.kw = fn, kw
+
+    def forward(self, x):
+        return self.fn(x, **self.kw)
+
+
+def exported(x, fn, kw, dynamo=False):
+    """(TwinopsResize node, its sizes values) from a real torch.onnx.export of fn(x, **kw)."""
+    from onnx import numpy_helper
+
+    with warnings.catch_warnings():  # tracer / deprecation chatter of the exporters
+        warnings.simplefilter("ignore")
+        model = twinops.export_onnx(_Call(fn, kw), (x,), dynamo=dynamo)
+    consts = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    (node,) = [n for n in model.graph.node if n.op_type == "TwinopsResize"]
+    return node, [int(v) for v in consts[node.input[1]]]
+
+
+@pytest.fixture(scope="module")
+def simple_node():
+    return exported(torch.zeros(1, 2, 6, 8), twinops.resize,
+                    dict(sizes=[1, 2, 7, 5], mode="cubic", coordinate_transformation_mode="half_pixel_symmetric"))
+
+
+# ---------------------------------------------------------------------------------------
+# anywhere: field rules, discovery
+# ---------------------------------------------------------------------------------------
+
+def _creator(fields):
+    return ph.CreatorInfo(0, "TwinopsResize", "1", "", "v3", [(f, 0, 0) for f in fields], ["getCreators"])
+
+
+def test_node_fields_follow_the_onnx_parser(simple_node):
+    from onnx import helper
+
+    node, _ = simple_node
+    node.attribute.append(helper.make_attribute("big", 2**32 + 5))  # INT narrowed like a C cast
+    node.attribute.append(helper.make_attribute("neg_ints", [-1, 2**31]))
+    creator = _creator(["scales", "mode", "antialias", "cubic_coeff_a", "missing", "big", "neg_ints", "roi"])
+    fields = {f.name: f for f in ph.node_fields(node, creator)}
+    # declared order, absent attributes skipped, undeclared ones (pytorch, nearest_mode...) dropped
+    assert [f.name for f in ph.node_fields(node, creator)] == ["scales", "mode", "antialias", "cubic_coeff_a",
+                                                                "big", "neg_ints", "roi"]
+    assert fields["mode"].type == ph.FIELD_TYPES["CHAR"] and fields["mode"].data == b"cubic\0"
+    assert fields["mode"].length == 6  # the NUL counts
+    assert fields["antialias"].type == ph.FIELD_TYPES["INT32"] and fields["antialias"].length == 1
+    assert np.frombuffer(fields["big"].data, np.int32).tolist() == [5]
+    assert np.frombuffer(fields["neg_ints"].data, np.int32).tolist() == [-1, -2**31]
+    assert fields["cubic_coeff_a"].type == ph.FIELD_TYPES["FLOAT32"]
+    assert np.frombuffer(fields["cubic_coeff_a"].data, np.float32).tolist() == [-0.75]
+    assert fields["roi"].length == 4 and np.frombuffer(fields["roi"].data, np.float32).tolist() == [0, 0, 1, 1]
+
+
+def test_selection_attributes(simple_node):
+    from onnx import helper
+
+    class FakeHost(ph.PluginHost):
+        def __init__(self):
+            self.creators = [ph.CreatorInfo(0, "TwinopsResize", "1", "", "v3", [], []),
+                             ph.CreatorInfo(1, "TwinopsResize", "legacy", "", "v2", [], [])]
+
+    host, node = FakeHost(), simple_node[0]
+    assert host.select(node).index == 0  # no plugin_version: "1"
+    assert host.select(node, interface="v2").version == "legacy"
+    legacy = helper.make_node("TwinopsResize", ["X"], ["Y"], plugin_version="legacy")
+    assert host.select(legacy).interface == "v2"
+    with pytest.raises(ph.HostError, match="namespace 'ns'"):
+        host.select(helper.make_node("TwinopsResize", ["X"], ["Y"], plugin_namespace="ns"))
+
+
+def test_unavailable_without_headers(monkeypatch, tmp_path):
+    monkeypatch.setenv("TWINOPS_TRT_HEADERS", str(tmp_path))
+    assert "no TensorRT headers" in ph.unavailable_reason(enqueue=False)
+    assert "no TensorRT headers" in ph.unavailable_reason()
+    with pytest.raises(ph.HostError, match="no TensorRT headers"):
+        ph.run_resize(torch.zeros(1, 1, 2, 2), {}, (3, 3))
+
+
+def test_run_resize_rejects_bad_input():
+    with pytest.raises(ValueError, match="x must be a 4-D float32/float16/bfloat16 tensor"):
+        ph.prepare_resize(torch.zeros(2, 2), {}, (3, 3))
+    with pytest.raises(ValueError, match="sizes must be two positive ints"):
+        ph.prepare_resize(torch.zeros(1, 1, 2, 2), {}, (3, 0))
+
+
+# ---------------------------------------------------------------------------------------
+# headers + compiler: the expression builder
+# ---------------------------------------------------------------------------------------
+
+@needs_host
+@given(op=st.integers(0, 8), a=st.integers(-50, 50), b=st.integers(-6, 6), symbolic=st.booleans())
+def test_expression_builder(op, a, b, symbolic):
+    expect = [a + b, a * b, max(a, b), min(a, b), a - b, int(a == b), int(a < b),
+              a // b if b else None, -((-a) // b) if b else None][op]
+    got = ph.expr_selftest(op, a, b, symbolic)
+    if expect is None:
+        assert got is None  # division by zero is rejected, not a crash
+    else:
+        assert got == (expect, not symbolic)  # constants fold, symbols stay symbolic
+    assert ph.expr_selftest(9, a, b, symbolic) is None  # not a DimensionOperation
+
+
+# ---------------------------------------------------------------------------------------
+# headers + plugin library, CPU only: lifecycle, bad fields, deserialization fuzz
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def host():
+    return ph.get_host()
+
+
+def _expected_shape(shape, fn, kw):
+    return tuple(fn(torch.zeros(shape), **kw).shape)
+
+
+def _formats(result, pos):
+    """Accepted (DataType, TensorFormat) pairs at one position."""
+    return {(t, f) for t in range(result.formats.shape[1]) for f in range(64) if int(result.formats[pos, t]) >> f & 1}
+
+
+def _check_lifecycle(host, shape, dtype, fn, kw, dynamo=False):
+    node, sizes = exported(torch.zeros(shape), fn, kw, dynamo=dynamo)
+    want = _expected_shape(shape, fn, kw)
+    x = torch.zeros(shape, dtype=dtype)
+    rt, built, _ = ph.prepare_resize(x, node, sizes, host=host)
+    out = rt.result.outputs[0]
+    assert out["dims"] == want and out["opt"] == want and out["type"] == ph.DATA_TYPES[dtype]
+    assert out["min"] == (1, 1, 1, 1) and out["max"] == (2 * shape[0], 2 * shape[1], 2 * sizes[0], 2 * sizes[1])
+    floats = {(ph.DATA_TYPES[t], ph.LINEAR) for t in FLOAT_TYPES}
+    assert _formats(rt.result, 0) == floats  # linear f32/f16/bf16 in, nothing else
+    assert _formats(rt.result, 1) == {(ph.DATA_TYPES[dtype], ph.LINEAR)}  # out follows in
+    names = [f.name for f in built.serialize()]
+    assert names == [f[0] for f in rt.creator.fields]  # getFieldsToSerialize: the same named fields
+    # the legacy (V2) plugin cannot read sizes' values: it needs scales > 0 on both axes
+    scales = [a for a in node.attribute if a.name == "scales"][0].floats
+    ctm = [a for a in node.attribute if a.name == "coordinate_transformation_mode"][0].s
+    if min(scales) > 0 and ctm != b"tf_crop_and_resize":
+        rt2, _, extra = ph.prepare_resize(x, node, sizes, host=host, interface="v2")
+        assert rt2.result.outputs[0]["dims"] == tuple(math.floor(i * s) for i, s in zip(shape, [1, 1, *scales]))
+        assert extra.dtype == torch.int64 and extra.tolist() == sizes
+    else:
+        with pytest.raises(ph.HostError, match="scales > 0 on both axes|tf_crop_and_resize needs the output size"):
+            ph.prepare_resize(x, node, sizes, host=host, interface="v2")
+
+
+@needs_lib
+@given(cfg=interpolate_configs(max_hw=9, max_out=12), dtype=st.sampled_from(FLOAT_TYPES))
+def test_lifecycle_interpolate(host, cfg, dtype):
+    shape, kw = cfg
+    _check_lifecycle(host, shape, dtype, twinops.interpolate, kw)
+
+
+@needs_lib
+@given(cfg=onnx_configs(max_hw=8, max_out=12), dtype=st.sampled_from(FLOAT_TYPES))
+def test_lifecycle_onnx(host, cfg, dtype):
+    shape, kw = cfg
+    _check_lifecycle(host, shape, dtype, twinops.resize, kw)
+
+
+@needs_lib
+def test_lifecycle_dynamo_export(host):
+    _check_lifecycle(host, (1, 3, 5, 7), torch.float16, twinops.interpolate,
+                     dict(scale_factor=(2.0, 0.5), mode="bicubic", antialias=True))
+
+
+def _rejected(host, make, what):
+    """make() must return None (nullptr) and the plugin must have logged why."""
+    host.take_log()
+    assert make() is None, f"{what}: accepted"
+    log = host.take_log()
+    assert "twinops" in log, f"{what}: returned nullptr without a logged message: {log!r}"
+
+
+def _replace(fields, name, **kw):
+    return [ph.Field(**{**f.__dict__, **kw}) if f.name == name else f for f in fields]
+
+
+def _f32(*v):
+    return dict(type=ph.FIELD_TYPES["FLOAT32"], data=np.asarray(v, np.float32).tobytes(), length=len(v))
+
+
+def _str(s):
+    return dict(type=ph.FIELD_TYPES["CHAR"], data=s.encode() + b"\0", length=len(s) + 1)
+
+
+BAD_FIELDS = [  # (field, replacement): wrong type, wrong count, out of range
+    ("mode", dict(type=ph.FIELD_TYPES["INT32"], data=np.int32(1).tobytes(), length=1)),
+    ("antialias", _f32(1.0) | dict(type=ph.FIELD_TYPES["CHAR"])),
+    ("scales", _f32(2.0)),
+    ("roi", _f32(0, 0, 1)),
+    ("mode", _str("bogus")),
+    ("coordinate_transformation_mode", _str("sideways")),
+    ("nearest_mode", _str("up")),
+    ("scales", _f32(-1.0, 2.0)),
+]
+
+
+@needs_lib
+@pytest.mark.parametrize("interface", ["v3", "v2"])
+def test_bad_fields_rejected(host, simple_node, interface):
+    node = simple_node[0]
+    creator = host.select(node, interface=interface)
+    good = ph.node_fields(node, creator)
+    assert host.create(creator, good) is not None
+    for name, repl in BAD_FIELDS:
+        _rejected(host, lambda: host.create(creator, _replace(good, name, **repl)), f"{name}={repl}")
+    for i, f in enumerate(good):  # every declared field is required
+        _rejected(host, lambda: host.create(creator, good[:i] + good[i + 1:]), f"without {f.name}")
+
+
+@needs_lib
+def test_v3_runtime_fields_fuzz(host, simple_node):
+    node, sizes = simple_node
+    creator = host.select(node, interface="v3")
+    ser = host.create(creator, ph.node_fields(node, creator)).serialize()
+    again = host.create(creator, ser, runtime=True)
+    assert again is not None and [f.__dict__ for f in again.serialize()] == [f.__dict__ for f in ser]
+    for i, f in enumerate(ser):
+        _rejected(host, lambda: host.create(creator, ser[:i] + ser[i + 1:], runtime=True), f"without {f.name}")
+        if f.type != ph.FIELD_TYPES["CHAR"]:  # a shorter string can still name a valid value
+            short = _replace(ser, f.name, length=f.length - 1, data=f.data[: len(f.data) * (f.length - 1) // f.length])
+            _rejected(host, lambda: host.create(creator, short, runtime=True), f"truncated {f.name}")
+        wrong = ph.FIELD_TYPES["INT32"] if f.type == ph.FIELD_TYPES["CHAR"] else ph.FIELD_TYPES["CHAR"]
+        _rejected(host, lambda: host.create(creator, _replace(ser, f.name, type=wrong), runtime=True),
+                  f"{f.name} as type {wrong}")
+    rng = np.random.default_rng(0)
+    types = list(ph.FIELD_TYPES.values())
+    for _ in range(300):  # garbage collections: nullptr with a message, or a plugin that still works
+        names = rng.permutation([f.name for f in ser])[: rng.integers(0, len(ser) + 1)]
+        fuzz = []
+        for n in names:
+            length = int(rng.integers(0, 9))
+            fuzz.append(ph.Field(str(n), int(rng.choice(types)), rng.bytes(length * 8), length))
+        host.take_log()
+        p = host.create(creator, fuzz, runtime=True)
+        if p is None:
+            assert "twinops" in host.take_log()
+        else:
+            assert len(p.serialize()) == len(ser)
+
+
+@needs_lib
+def test_v2_deserialize_fuzz(host):
+    node = ph.attributes_node("TwinopsResize", dict(mode="linear", coordinate_transformation_mode="half_pixel",
+                                                    nearest_mode="floor", cubic_coeff_a=-0.75, exclude_outside=0,
+                                                    antialias=1, scales=[2.0, 0.5], roi=[0.0, 0.0, 1.0, 1.0],
+                                                    extrapolation_value=0.0, pytorch=1))
+    creator = host.select(node, interface="v2")
+    (blob,) = host.create(creator, ph.node_fields(node, creator)).serialize()
+    blob = blob.data
+    back = host.deserialize(creator, blob)
+    assert back is not None and back.serialize()[0].data == blob
+    for n in range(len(blob)):
+        _rejected(host, lambda: host.deserialize(creator, blob[:n]), f"truncated to {n} bytes")
+    _rejected(host, lambda: host.deserialize(creator, blob + b"\0"), "padded")
+    for i in range(len(blob)):
+        flipped = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1:]
+        _rejected(host, lambda: host.deserialize(creator, flipped), f"byte {i} flipped")
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        junk = rng.bytes(int(rng.integers(0, 2 * len(blob))))
+        _rejected(host, lambda: host.deserialize(creator, junk), f"random {junk[:16]!r}...")
+
+
+# ---------------------------------------------------------------------------------------
+# GPU: enqueue parity with the torch op (bitwise) and the references (tolerance)
+# ---------------------------------------------------------------------------------------
+
+def _parity(shape, dtype, fn, kw, reference, seed=0, interface=None):
+    x = random_input(shape, dtype, "cuda", seed=seed)
+    node, sizes = exported(torch.zeros(shape), fn, kw)
+    want = fn(x, **kw)
+    got = ph.run_resize(x, node, sizes, interface=interface)
+    torch.cuda.synchronize()
+    assert got.shape == want.shape and torch.equal(got, want), \
+        f"plugin != torch op: max diff {(got.double() - want.double()).abs().max().item()}"
+    if reference is not None:
+        assert_close(got, reference(x.cpu()), dtype, "plugin vs reference")
+
+
+@needs_gpu
+@given(cfg=interpolate_configs(), dtype=st.sampled_from(FLOAT_TYPES), seed=st.integers(0, 2**16))
+def test_enqueue_interpolate(cfg, dtype, seed):
+    shape, kw = cfg
+    _parity(shape, dtype, twinops.interpolate, kw, lambda x: interpolate_reference(x, **kw), seed)
+
+
+@needs_gpu
+@given(cfg=onnx_configs(), dtype=st.sampled_from(FLOAT_TYPES), seed=st.integers(0, 2**16))
+def test_enqueue_onnx(cfg, dtype, seed):
+    shape, kw = cfg
+    stable = dtype != torch.float32 or not onnx_reference_is_unstable(shape, kw)
+    ref = (lambda x: onnx_reference(x.float(), **kw)) if stable else None
+    _parity(shape, dtype, twinops.resize, kw, ref, seed)
+
+
+@needs_gpu
+@given(cfg=interpolate_configs(), dtype=st.sampled_from(FLOAT_TYPES))
+def test_enqueue_legacy_v2(cfg, dtype):
+    shape, kw = cfg
+    node, _ = exported(torch.zeros(shape), twinops.interpolate, kw)
+    scales = [a for a in node.attribute if a.name == "scales"][0].floats
+    if min(scales) <= 0:
+        return  # sizes-derived output: only V3 can read it (asserted in test_lifecycle_*)
+    _parity(shape, dtype, twinops.interpolate, kw, None, interface="v2")
+
+
+@needs_gpu
+@pytest.mark.parametrize("interface", ["v3", "v2"])
+@pytest.mark.parametrize("dtype", FLOAT_TYPES)
+def test_enqueue_mmdeploy_creators(interface, dtype):
+    x = random_input((2, 3, 9, 13), dtype, "cuda", seed=3)
+    for ac in (0, 1):
+        got = ph.run_resize(x, {"align_corners": ac}, (17, 6), plugin="DynamicTRTResize", interface=interface)
+        want = twinops.dynamic_resize(x, torch.empty(1, 1, 17, 6, device="cuda"), align_corners=bool(ac))
+        assert torch.equal(got, want), f"DynamicTRTResize align_corners={ac}"
+        got = ph.run_resize(x, {"scale_factor": [1.5, 0.5], "align_corners": ac}, plugin="TRTBicubicInterpolate",
+                            interface=interface)
+        want = twinops.interpolate(x, scale_factor=(1.5, 0.5), mode="bicubic", align_corners=bool(ac))
+        assert torch.equal(got, want), f"TRTBicubicInterpolate align_corners={ac}"
