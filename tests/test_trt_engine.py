@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import twinops
 from twinops import trt as ttrt
-from resize_spec import assert_close, interpolate_configs, interpolate_reference, onnx_configs, onnx_reference, random_input
+from resize_spec import (assert_close, interpolate_configs, interpolate_reference, onnx_configs, onnx_reference,
+                         onnx_reference_is_unstable, random_input)
 
 REASON = ttrt.unavailable_reason()
 needs_trt = pytest.mark.skipif(REASON is not None, reason=f"real TensorRT engine tests: {REASON}")
@@ -240,6 +241,7 @@ def test_interpolate_engine_matches_torch_op_and_reference(dtype, cfg, grow):
 @given(cfg=onnx_configs())
 def test_resize_engine_matches_torch_op_and_onnx_reference(cfg):
     shape, kw = cfg
+    assume(not onnx_reference_is_unstable(shape, kw))
     model = twinops.Resize(**kw)
     x = random_input(shape, torch.float32, "cuda")
     expected = onnx_reference(x.cpu(), **kw)
