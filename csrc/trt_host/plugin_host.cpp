@@ -185,6 +185,18 @@ void* th_open(char const* path) {
         fail(std::string("dlopen(") + path + ") failed: " + (e ? e : "unknown error"));
         return nullptr;
     }
+    // The host and the library must agree on the interfaces' layout: same TensorRT major version.
+    if (auto version = reinterpret_cast<int32_t (*)()>(dlsym(handle, "twinops_trt_version"))) {
+        auto major = [](long v) { return v >= 100000 ? v / 10000 : v / 1000; };  // 10.x: M*10000, 8.x: M*1000
+        long lib = version(), host = static_cast<long>(NV_TENSORRT_VERSION);
+        if (major(lib) != major(host)) {
+            fail(std::string(path) + " was compiled against TensorRT " + std::to_string(lib) +
+                 " headers, the host against " + std::to_string(host) +
+                 " (set TWINOPS_TRT_HEADERS to the include dir the library was built with)");
+            dlclose(handle);
+            return nullptr;
+        }
+    }
     auto* h = new Host;
     h->handle = handle;
     using V2CreatorsFn = IPluginCreator* const* (*)(int32_t&);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# GPU run of the TensorRT-free plugin host (issue 3 section 4). From the repository root:
+#
+#     bash tools/gpu_plugin_host.sh            # headers: $TWINOPS_TRT_HEADERS or .trt/10/include
+#
+# Steps (each runs even when an earlier one failed; the summary at the end lists them all):
+#   1. environment: nvidia-smi, torch + CUDA, twinops built with CUDA kernels (built here if not)
+#   2. libtwinops_trt.so against the TensorRT headers (csrc/trt/build.py, sm_90)
+#   3. pytest tests/test_plugin_host.py (no enqueue test may be skipped)
+#   4. compute-sanitizer memcheck over tools/plugin_host_sanitize.py
+# Exit status 0 only when every step passed. Logs go to $LOGDIR (default /tmp/twinops_plugin_host).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+HDR=${TWINOPS_TRT_HEADERS:-$ROOT/.trt/10/include}
+LOGDIR=${LOGDIR:-/tmp/twinops_plugin_host}
+LIB=$ROOT/build/trt/gpu/libtwinops_trt.so
+mkdir -p "$LOGDIR"
+declare -a SUMMARY=()
+status=0
+step() {  # step NAME CMD...: run, tee the log, record the result
+    local name=$1; shift
+    echo "=== $name: $*"
+    "$@" 2>&1 | tee "$LOGDIR/$name.log"
+    local rc=${PIPESTATUS[0]}
+    SUMMARY+=("$name rc=$rc: $(grep -E 'passed|failed|sanitize:|ERROR SUMMARY|built ' "$LOGDIR/$name.log" | tail -2 | tr '\n' ' ')")
+    [ "$rc" -eq 0 ] || status=1
+    return "$rc"
+}
+
+echo "=== environment"
+nvidia-smi -L || status=1
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
+if [ ! -f "$HDR/NvInfer.h" ]; then
+    echo "FATAL: no TensorRT headers at $HDR (carry .trt/10 to this machine or set TWINOPS_TRT_HEADERS)"
+    exit 2
+fi
+if ! python3 -c "import twinops, sys; sys.exit(0 if twinops.has_cuda_kernels() else 1)" 2>/dev/null; then
+    step build_twinops env TWINOPS_CUDA=1 TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=${MAX_JOBS:-16} \
+        python3 -m pip install --no-build-isolation --no-deps -e . \
+        || { echo "FATAL: twinops CUDA build failed"; printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+fi
+
+step build_plugins python3 csrc/trt/build.py --include "$HDR" --out "$LIB" --arch 90 \
+    || { echo "FATAL: plugin library build failed"; printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+
+export TWINOPS_TRT_PLUGIN_LIB=$LIB TWINOPS_TRT_HEADERS=$HDR TWINOPS_CACHE=$LOGDIR/cache
+python3 -c "from twinops import plugin_host as ph; r = ph.unavailable_reason(); print('plugin host:', r or 'ready'); raise SystemExit(1 if r else 0)" \
+    || status=1
+
+step pytest python3 -m pytest -q -rs tests/test_plugin_host.py
+if grep -q "SKIPPED.*enqueue" "$LOGDIR/pytest.log"; then
+    echo "ERROR: enqueue tests were skipped on the GPU machine"; status=1
+fi
+
+step memcheck env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    python3 tools/plugin_host_sanitize.py
+
+echo "=== summary (logs in $LOGDIR)"
+printf '%s\n' "${SUMMARY[@]}"
+echo "gpu_plugin_host: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
