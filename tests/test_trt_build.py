@@ -104,3 +104,17 @@ def test_smoke_driver(built, tmp_path):
                     os.path.join(ROOT, "tests", "trt_build_smoke.cpp"), "-o", str(exe), "-ldl"], check=True)
     proc = subprocess.run([str(exe), lib], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("OK"), proc.stdout
+
+
+def test_load_time_registration(built, tmp_path):
+    """ctypes.CDLL path: creators register with an already-loaded libnvinfer's registry (a fake
+    getPluginRegistry exported by the driver), and getCreators withdraws them for loadLibrary."""
+    include, lib = built
+    if _major(include) != 10:
+        pytest.skip("the fake IPluginRegistry in trt_registry_smoke.cpp follows the TensorRT 10 interface")
+    exe = tmp_path / "registry"
+    cuda_inc = os.path.join(trt_build.cuda_home(), "include")
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-rdynamic", "-isystem", include, "-isystem",
+                    cuda_inc, os.path.join(ROOT, "tests", "trt_registry_smoke.cpp"), "-o", str(exe), "-ldl"], check=True)
+    proc = subprocess.run([str(exe), lib], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK"), proc.stdout

@@ -20,9 +20,14 @@ using nvinfer1::PluginFieldType;
 
 namespace {
 
-std::atomic<nvinfer1::ILoggerFinder*> g_finder{nullptr};
-std::mutex g_last_mutex;
-std::string g_last_error;
+std::atomic<nvinfer1::ILoggerFinder*> g_finder{nullptr};  // constant-initialized
+std::mutex g_last_mutex;                                    // constexpr constructor
+
+// Function-local: usable from load-time constructors whatever the static initialization order.
+std::string& last_error_storage() {
+  static std::string* s = new std::string();
+  return *s;
+}
 
 nvinfer1::ILogger* current_logger() noexcept {
   try {
@@ -52,7 +57,7 @@ void set_logger_finder(nvinfer1::ILoggerFinder* finder) noexcept { g_finder.stor
 void log_error(const std::string& msg) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_last_mutex);
-    g_last_error = msg;
+    last_error_storage() = msg;
   } catch (...) {
   }
   emit(nvinfer1::ILogger::Severity::kERROR, msg);
@@ -63,7 +68,7 @@ void log_warning(const std::string& msg) noexcept { emit(nvinfer1::ILogger::Seve
 std::string last_error() noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_last_mutex);
-    return g_last_error;
+    return last_error_storage();
   } catch (...) {
     return {};
   }

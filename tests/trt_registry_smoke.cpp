@@ -1,0 +1,81 @@
+// Load-time registration check of libtwinops_trt.so against TensorRT 10 headers (no TensorRT):
+// this executable exports a fake getPluginRegistry (-rdynamic), as libnvinfer would when loaded
+// before a ctypes.CDLL of the library. dlopen must register every creator once; a later
+// getCreators (what IPluginRegistry::loadLibrary calls) must withdraw those registrations so
+// loadLibrary's own registration does not collide. Prints "OK ..." or "FAIL: ...".
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#include <NvInferRuntime.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+using namespace nvinfer1;
+
+namespace {
+
+struct FakeRegistry : IPluginRegistry {
+  std::set<std::string> live;
+  int registered = 0, deregistered = 0;
+  static std::string key(IPluginCreatorInterface const& c) {
+    // Every creator of the library implements getPluginName/Version through one of the two creator bases.
+    if (std::string(c.getInterfaceInfo().kind) == "PLUGIN CREATOR_V3ONE") {
+      auto const& v3 = static_cast<IPluginCreatorV3One const&>(c);
+      return std::string(v3.getPluginName()) + "/" + v3.getPluginVersion();
+    }
+    auto const& v2 = static_cast<IPluginCreator const&>(c);
+    return std::string(v2.getPluginName()) + "/" + v2.getPluginVersion();
+  }
+  bool registerCreator(IPluginCreatorInterface& c, AsciiChar const* const) noexcept override {
+    ++registered;
+    return live.insert(key(c)).second;
+  }
+  bool deregisterCreator(IPluginCreatorInterface const& c) noexcept override {
+    ++deregistered;
+    return live.erase(key(c)) == 1;
+  }
+  bool registerCreator(IPluginCreator&, AsciiChar const* const) noexcept override { return false; }
+  IPluginCreator* const* getPluginCreatorList(int32_t* const n) const noexcept override { *n = 0; return nullptr; }
+  IPluginCreator* getPluginCreator(AsciiChar const* const, AsciiChar const* const, AsciiChar const* const) noexcept override { return nullptr; }
+  void setErrorRecorder(IErrorRecorder* const) noexcept override {}
+  IErrorRecorder* getErrorRecorder() const noexcept override { return nullptr; }
+  bool deregisterCreator(IPluginCreator const&) noexcept override { return false; }
+  bool isParentSearchEnabled() const override { return false; }
+  void setParentSearchEnabled(bool const) override {}
+  PluginLibraryHandle loadLibrary(AsciiChar const*) noexcept override { return nullptr; }
+  void deregisterLibrary(PluginLibraryHandle) noexcept override {}
+  IPluginCreatorInterface* const* getAllCreators(int32_t* const n) const noexcept override { *n = 0; return nullptr; }
+  IPluginCreatorInterface* getCreator(AsciiChar const* const, AsciiChar const* const, AsciiChar const* const) noexcept override { return nullptr; }
+  IPluginResource* acquirePluginResource(AsciiChar const*, IPluginResource*) noexcept override { return nullptr; }
+  int32_t releasePluginResource(AsciiChar const*) noexcept override { return 0; }
+  IPluginCreatorInterface* const* getAllCreatorsRecursive(int32_t* const n) noexcept override { *n = 0; return nullptr; }
+};
+
+FakeRegistry g_registry;
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) IPluginRegistry* getPluginRegistry() noexcept { return &g_registry; }
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { std::printf("FAIL: %s\n", dlerror()); return 1; }
+  if (g_registry.live.size() != 6 || g_registry.registered != 6) {
+    std::printf("FAIL: load-time registration: %zu live, %d calls (expected 6)\n", g_registry.live.size(), g_registry.registered);
+    return 1;
+  }
+  for (const char* k : {"TwinopsResize/1", "TwinopsResize/legacy", "DynamicTRTResize/1", "TRTBicubicInterpolate/legacy"})
+    if (!g_registry.live.count(k)) { std::printf("FAIL: %s not registered\n", k); return 1; }
+  using GetAll = IPluginCreatorInterface* const* (*)(int32_t&);
+  int32_t n = 0;
+  reinterpret_cast<GetAll>(dlsym(h, "getCreators"))(n);
+  if (n != 6 || !g_registry.live.empty() || g_registry.deregistered != 6) {
+    std::printf("FAIL: getCreators must withdraw the load-time registrations: %zu left\n", g_registry.live.size());
+    return 1;
+  }
+  std::printf("OK registered 6 at load, withdrew 6 on getCreators\n");
+  return 0;
+}
