@@ -128,6 +128,9 @@ def run_case(case: Case, backends: List[B.Backend], args) -> List[Result]:
     for b in backends:
         try:
             outputs[b.name] = b.run(spec, x, case.kwargs, out_shape)
+        except B.Unsupported as e:
+            case.unsupported = getattr(case, "unsupported", []) + [f"{b.name}: {e}"]
+            continue
         except Exception as e:
             results.append(Result(case, b.name, "reference", "-", None, f"{type(e).__name__}: {e}"))
             continue
@@ -392,6 +395,7 @@ def main(argv=None) -> int:
                 results.append(r)
                 if not r.passed:
                     failures.append(r)
+            skipped += [(case, why) for why in getattr(case, "unsupported", [])]
             if failures and args.fail_fast:
                 break
 

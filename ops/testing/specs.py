@@ -136,7 +136,8 @@ register(OpSpec(
     name="interpolate",
     fn=_interpolate,
     reference=resize_ref.interpolate_reference,
-    strategy=strategies.interpolate_configs(),
+    # float32 scale factors: the graph backends (ONNX, plugin, TensorRT) get the same scale
+    strategy=strategies.interpolate_configs(float32_scales=True),
     edge_cases=[
         ((1, 1, 1, 1), dict(mode="bicubic", size=(3, 2))),
         ((1, 2, 5, 4), dict(mode="bilinear", align_corners=True, size=(1, 1))),

@@ -40,10 +40,14 @@ def nchw_shapes(draw, max_n: int = 2, max_c: int = 3, max_hw: int = 12, max_elem
 
 
 def scale_factors(common=(0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75), lo: float = 0.2, hi: float = 4.0,
-                  digits: int = 3) -> st.SearchStrategy:
-    """A scale factor: one of ``common``, or a float in [lo, hi] rounded to ``digits`` decimals."""
-    return st.one_of(st.sampled_from(list(common)),
-                     st.floats(lo, hi, allow_nan=False, allow_infinity=False).map(lambda v: round(v, digits)))
+                  digits: int = 3, float32: bool = False) -> st.SearchStrategy:
+    """A scale factor: one of ``common``, or a float in [lo, hi] rounded to ``digits`` decimals
+    (then to the nearest float32 when ``float32``: such a scale survives ONNX export, whose
+    FLOATS attribute would otherwise narrow it)."""
+    rounded = st.floats(lo, hi, allow_nan=False, allow_infinity=False).map(lambda v: round(v, digits))
+    if float32:
+        rounded = rounded.map(lambda v: float(np.float32(v)))
+    return st.one_of(st.sampled_from(list(common)), rounded)
 
 
 @st.composite
@@ -77,11 +81,13 @@ def interpolate_attrs(draw, modes=INTERPOLATE_MODES):
 
 
 @st.composite
-def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20, modes=INTERPOLATE_MODES):
-    """``(input shape, kwargs)`` for ``F.interpolate`` / ``twinops.interpolate``."""
+def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20, modes=INTERPOLATE_MODES,
+                        float32_scales: bool = False):
+    """``(input shape, kwargs)`` for ``F.interpolate`` / ``twinops.interpolate``; with
+    ``float32_scales`` every scale factor is a float32 value (exportable without narrowing)."""
     shape = draw(nchw_shapes(max_c=3, max_hw=max_hw, max_elements=2 * 3 * max_hw * max_hw))
     kw = draw(interpolate_attrs(modes))
-    kw.update(draw(size_or_scale(shape[2:], max_out)))
+    kw.update(draw(size_or_scale(shape[2:], max_out, scale_factors(float32=float32_scales))))
     return shape, kw
 
 
