@@ -113,9 +113,15 @@ def _onnx_reference(spec, x, kw, out_shape):
     return _outputs(spec, tuple(torch.from_numpy(y) for y in ys))
 
 
+def _no_float64(x, what: str) -> None:
+    if x.dtype == torch.float64:
+        raise Unsupported(f"{what} has no float64 I/O (TensorRT tensors are float32/float16/bfloat16)")
+
+
 def _plugin_host(spec, x, kw, out_shape):
     from twinops import plugin_host
 
+    _no_float64(x, "the plugin host")
     attrs = node_attributes(export(spec, x.float(), kw))
     y = plugin_host.run_resize(x.cuda(), attrs, sizes=tuple(int(v) for v in out_shape[-2:]))
     return _outputs(spec, y)
@@ -126,18 +132,21 @@ def _tensorrt(spec, x, kw, out_shape):
 
     if spec.module is None:
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
+    _no_float64(x, "TensorRT")
     xc = x.cuda()
-    runner = trt.export_and_build(spec.module(**kw).eval(), (xc,))
-    names = list(getattr(runner, "input_names", None) or ["input"])
-    out = runner(**{names[0]: xc})
+    # The TorchScript exporter: static shapes, one engine per case, and much faster than dynamo.
+    runner = trt.export_and_build(spec.module(**kw).eval(), (xc,), dynamo=False)
+    out = runner(xc)
     return _outputs(spec, tuple(out.values()) if isinstance(out, dict) else out)
 
 
 def discover() -> List[Backend]:
     """Every backend twinops knows, in :data:`ORDER`, each with the reason it is missing (or None)."""
     cuda = _cuda_reason()
-    host = cuda or _module_reason("twinops.plugin_host")
-    engine = cuda or _module_reason("twinops.trt")
+    # The plugin paths need a GPU and their own pieces (headers, plugin library, TensorRT), not
+    # twinops._C's CUDA kernels: each module's own reason says which is missing.
+    host = _module_reason("twinops.plugin_host")
+    engine = _module_reason("twinops.trt") or (None if torch.cuda.is_available() else "no CUDA GPU visible to torch")
     try:
         import onnx.reference  # noqa: F401
 

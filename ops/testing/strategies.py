@@ -59,7 +59,7 @@ def size_or_scale(draw, in_hw, max_out: int = 20, scale=None):
     h, w = in_hw
     if draw(st.booleans()):
         return {"size": (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))}
-    scale = scale or scale_factors()
+    scale = scale if scale is not None else scale_factors()
     sf = (draw(scale), draw(scale))
     assume(1 <= math.floor(h * sf[0]) <= 3 * max_out and 1 <= math.floor(w * sf[1]) <= 3 * max_out)
     kw = {"scale_factor": sf}
