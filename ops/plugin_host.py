@@ -355,6 +355,11 @@ class PluginHost:
             raise HostError(f"loading {self.path} failed:\n{self.take_log()}")
         self.creators = [self._creator(i) for i in range(self.lib.th_num_creators(self._h))]
 
+    @property
+    def trt_major(self) -> int:
+        """The TensorRT major version of the headers the host (and so the library) was built with."""
+        return self.lib.th_trt_major()
+
     def take_log(self) -> str:
         """The host's and the plugins' log lines since the last call (then cleared)."""
         text = self.lib.th_log().decode(errors="replace")
@@ -391,6 +396,9 @@ class PluginHost:
             if interface not in ("v2", "v3"):
                 raise ValueError(f"interface must be 'v2' or 'v3', got {interface!r}")
             found = [c for c in self.creators if (c.name, c.namespace, c.interface) == (node.op_type, ns, interface)]
+            preferred = attrs["plugin_version"].s.decode() if "plugin_version" in attrs else "1"
+            if len(found) > 1 and any(c.version == preferred for c in found):  # 8.6: "1" and "legacy" are both V2
+                found = [c for c in found if c.version == preferred]
             if len(found) != 1:
                 raise HostError(f"{len(found)} {interface} creators named {node.op_type!r} in namespace {ns!r}: "
                                 f"{[(c.name, c.version, c.interface) for c in self.creators]}")
@@ -555,9 +563,10 @@ def prepare_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None
         elif node.op_type == "DynamicTRTResize":  # MMDeploy contract: only the shape is read
             extra = torch.zeros((1, 1, *sizes), dtype=x.dtype)
             inputs.append(TensorSpec(x.dtype, tuple(extra.shape), **_profile(extra.shape)))
-        else:  # the parser passes the int64 sizes tensor as an ordinary input
-            extra = torch.tensor(sizes, dtype=torch.int64)
-            inputs.append(TensorSpec(torch.int64, (2,)))
+        else:  # the parser passes the sizes tensor as an ordinary input (int64; cast to int32 on 8.6)
+            itype = torch.int64 if host.trt_major >= 10 else torch.int32
+            extra = torch.tensor(sizes, dtype=itype)
+            inputs.append(TensorSpec(itype, (2,)))
     fields = node_fields(node, creator)
     built = host.create(creator, fields, name=node.name or node.op_type)
     if built is None:

@@ -47,6 +47,16 @@ ResourceContext g_resource_context;
 #endif
 }  // namespace
 
+void* g_last_error_lib = nullptr;  // TensorRT 8.6 libraries: no logger finder, read their last error
+
+void log_plugin_last_error() {
+#if NV_TENSORRT_MAJOR < 10
+    if (!g_last_error_lib) return;
+    if (auto last = reinterpret_cast<char const* (*)()>(dlsym(g_last_error_lib, "twinops_trt_last_error")))
+        if (char const* msg = last()) log_line(std::string("[plugin last error, possibly an older one] ") + msg);
+#endif
+}
+
 void log_line(std::string const& s) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_log += s;
@@ -199,6 +209,7 @@ void* th_open(char const* path) {
     }
     auto* h = new Host;
     h->handle = handle;
+    g_last_error_lib = handle;
     using V2CreatorsFn = IPluginCreator* const* (*)(int32_t&);
 #if NV_TENSORRT_MAJOR >= 10
     using CreatorsFn = IPluginCreatorInterface* const* (*)(int32_t&);
@@ -297,6 +308,7 @@ void* th_create(void* hp, int idx, char const* name, th_field const* f, int n, i
     bool ok = p->p2;
 #endif
     if (!ok) {
+        log_plugin_last_error();
         delete p;
         return nullptr;
     }
@@ -308,7 +320,10 @@ void* th_deserialize(void* hp, int idx, char const* name, void const* data, size
     auto* h = static_cast<Host*>(hp);
     if (!valid(h, idx) || !h->creators[idx].v2) return nullptr;
     IPluginV2* raw = h->creators[idx].v2->deserializePlugin(name, data, length);
-    if (!raw) return nullptr;
+    if (!raw) {
+        log_plugin_last_error();
+        return nullptr;
+    }
     Plugin* p = new_plugin(h, idx, name);
     if ((raw->getTensorRTVersion() >> 24) != static_cast<int>(PluginVersion::kV2_DYNAMICEXT)) {
         fail("deserializePlugin returned an IPluginV2 that is not an IPluginV2DynamicExt");

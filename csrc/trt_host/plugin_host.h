@@ -14,7 +14,11 @@ namespace twinops_host {
 constexpr int kMaxDims = 8;
 
 void log_line(std::string const& s);
-inline void fail(std::string const& what) { log_line("[host] " + what); }
+void log_plugin_last_error();
+inline void fail(std::string const& what) {
+    log_plugin_last_error();
+    log_line("[host] " + what);
+}
 
 struct Creator {
     nvinfer1::IPluginCreator* v2 = nullptr;
