@@ -14,8 +14,8 @@ Configuration (environment):
 
 * ``TWINOPS_TRT_HEADERS``: ``os.pathsep``-separated TensorRT include dirs; the first holding
   ``NvInfer.h`` is used (an empty or header-less value makes the host unavailable). Default:
-  ``TENSORRT_INCLUDE_DIR``, ``$TENSORRT_ROOT/include``, the repository's ``.trt/{10,11}/include``,
-  ``/usr/include/x86_64-linux-gnu``, ``/usr/local/tensorrt/include``.
+  setup.py's search (``$TENSORRT_ROOT/include``, ``TENSORRT_INCLUDE_DIR``, system dirs), then the
+  repository's ``.trt/{10,11}/include``, preferring the plugin library's TensorRT major version.
 * ``TWINOPS_TRT_PLUGIN_LIB``: the plugin library; default ``twinops.trt.plugin_library()`` or
   ``libtwinops_trt.so`` next to this file.
 * ``TWINOPS_CACHE``: where the host library is built (default ``~/.cache/twinops``).
@@ -71,21 +71,48 @@ def _source_dir() -> Path:
     raise FileNotFoundError("csrc/trt_host sources not found (the plugin host needs a source checkout)")
 
 
+def _header_major(inc: Path) -> Optional[int]:
+    """TensorRT major version of an include dir (NvInferVersion.h), None if unreadable."""
+    import re
+
+    try:
+        text = (inc / "NvInferVersion.h").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"#define\s+(?:TRT_MAJOR_ENTERPRISE|NV_TENSORRT_MAJOR)\s+(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def _library_major(path: str) -> Optional[int]:
+    """TensorRT major version the plugin library was compiled against (its twinops_trt_version export)."""
+    try:
+        v = int(ctypes.CDLL(path).twinops_trt_version())
+    except (OSError, AttributeError):
+        return None
+    return v // 10000 if v >= 100000 else v // 1000  # 10.x: M*10000 + m*100 + p; 8.x: M*1000 + m*100 + p
+
+
 def header_dir() -> Optional[Path]:
-    """The TensorRT include dir the host compiles against (see the module doc), or None."""
+    """The TensorRT include dir the host compiles against (see the module doc), or None.
+
+    Without TWINOPS_TRT_HEADERS the candidates are searched in setup.py's order, then the
+    repository's .trt/{10,11}/include; when they hold different major versions, the one the
+    plugin library was compiled against wins (the host and the library must agree)."""
     env = os.environ.get("TWINOPS_TRT_HEADERS")
     if env is not None:
         cands = [p for p in env.split(os.pathsep) if p]
     else:
-        cands = [os.environ.get("TENSORRT_INCLUDE_DIR", "")]
-        if os.environ.get("TENSORRT_ROOT"):
-            cands.append(os.path.join(os.environ["TENSORRT_ROOT"], "include"))
+        cands = [os.path.join(os.environ["TENSORRT_ROOT"], "include")] if os.environ.get("TENSORRT_ROOT") else []
+        cands += [os.environ.get("TENSORRT_INCLUDE_DIR", ""), "/usr/include/x86_64-linux-gnu",
+                  "/usr/include/aarch64-linux-gnu", "/usr/include", "/usr/local/tensorrt/include",
+                  "/opt/tensorrt/include"]
         cands += [str(_HERE.parent / ".trt" / v / "include") for v in ("10", "11")]
-        cands += ["/usr/include/x86_64-linux-gnu", "/usr/local/tensorrt/include"]
-    for c in cands:
-        if c and (Path(c) / "NvInfer.h").is_file():
-            return Path(c)
-    return None
+    found = [Path(c) for c in cands if c and (Path(c) / "NvInfer.h").is_file()]
+    if env is None and len({_header_major(f) for f in found}) > 1:
+        lib = plugin_library_path()
+        major = _library_major(lib) if lib else None
+        found = [f for f in found if _header_major(f) == major] or found
+    return found[0] if found else None
 
 
 def _cuda_include() -> Optional[Path]:
