@@ -140,3 +140,45 @@ def test_group_by_mode_gives_the_per_mode_table(tmp_path, capsys):
     assert check.main(FAST + ["--backends", "torch-cpu", "--group-by", "mode", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "bicubic" in out and "antialias" in out
+
+
+def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monkeypatch, capsys):
+    # Stand-ins for twinops.plugin_host / twinops.trt that compute with the torch op from exactly
+    # what the backends hand over (exported node attributes + sizes; the exported module), with
+    # .cuda() made a no-op: checks the glue here, the real modules run on a GPU.
+    import sys
+    import types
+
+    import torch
+
+    from twinops.resize import ResizeAttrs
+
+    seen = []
+
+    def run_resize(x, attrs, sizes, *, plugin="TwinopsResize", interface=None):
+        seen.append((dict(attrs), tuple(sizes)))
+        fields = {k: v for k, v in attrs.items() if k in ResizeAttrs.__dataclass_fields__}
+        a = ResizeAttrs(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        return torch.ops.twinops.resize(x, list(sizes), *a.op_args())
+
+    host = types.ModuleType("twinops.plugin_host")
+    host.unavailable_reason, host.run_resize = (lambda: None), run_resize
+    engine = types.ModuleType("twinops.trt")
+    engine.unavailable_reason = lambda: None
+    engine.export_and_build = lambda module, inputs, dynamic_shapes=None, dynamo=True: (
+        lambda x: {"output": module(x)})
+    monkeypatch.setitem(sys.modules, "twinops.plugin_host", host)
+    monkeypatch.setitem(sys.modules, "twinops.trt", engine)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    report = tmp_path / "r.json"
+    argv = ["--ops", "interpolate", "resize", "--examples", "2", "--dtypes", "float32", "float64", "--no-progress",
+            "--backends", "torch-cpu", "plugin-host", "tensorrt", "--out", str(tmp_path), "--report", str(report)]
+    assert check.main(argv) == 0
+    doc = json.loads(report.read_text())
+    pairs = {(c["backend"], c["against"]) for c in doc["comparisons"]}
+    assert {("plugin-host", "reference"), ("plugin-host", "torch-cpu"), ("tensorrt", "plugin-host")} <= pairs
+    assert seen and all(isinstance(a["mode"], str) and len(s) == 2 for a, s in seen)
+    # float64 has no TensorRT I/O: reported as skipped with the reason, not run
+    assert any("float64 I/O" in s["reason"] for s in doc["skipped"])
+    assert not any(c["backend"] in ("plugin-host", "tensorrt") and c["dtype"] == "float64" for c in doc["comparisons"])
