@@ -182,3 +182,30 @@ def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monk
     # float64 has no TensorRT I/O: reported as skipped with the reason, not run
     assert any("float64 I/O" in s["reason"] for s in doc["skipped"])
     assert not any(c["backend"] in ("plugin-host", "tensorrt") and c["dtype"] == "float64" for c in doc["comparisons"])
+
+
+def test_a_user_registered_op_is_checked(tmp_path, monkeypatch, capsys):
+    import torch
+    import torch.nn.functional as F
+    from hypothesis import strategies as st
+
+    from twinops.testing import OpSpec, nchw_shapes
+
+    def pool(x, **kw):
+        return (x[..., 0::2, 0::2] + x[..., 1::2, 0::2] + x[..., 0::2, 1::2] + x[..., 1::2, 1::2]) / 4
+
+    spec = OpSpec(name="pool2", fn=pool, reference=lambda x, **kw: F.avg_pool2d(x.double(), 2),
+                  strategy=st.tuples(nchw_shapes(min_hw=2, max_hw=8).map(lambda s: s[:2] + (s[2] // 2 * 2, s[3] // 2 * 2)),
+                                     st.just({})),
+                  edge_cases=[((1, 1, 2, 2), {})], output_tolerances={"output": {torch.float32: (0.0, 0.0)}})
+    monkeypatch.setitem(specs._REGISTRY, "pool2", spec)
+    argv = ["--ops", "pool2", "--examples", "3", "--backends", "torch-cpu", "--no-progress", "--out", str(tmp_path)]
+    # the per-output override (exact) is applied: float32 rounding of the sums fails it ...
+    assert check.main(argv) == 1
+    assert "atol=0, rtol=0" in capsys.readouterr().out
+    # ... and the per-dtype table passes
+    spec.output_tolerances = {}
+    assert check.main(argv) == 0
+    assert spec.tolerance(torch.float32) == twinops.testing.TOLERANCES[torch.float32]
+    with pytest.raises(ValueError, match="no tolerance for dtype torch.int32"):
+        spec.tolerance(torch.int32)
