@@ -321,9 +321,9 @@ def test_v2_deserialize_fuzz(host):
 
 @needs_lib
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks enqueue's error status where no GPU exists")
-def test_enqueue_without_gpu_returns_an_error_status(host, simple_node):
-    node, sizes = simple_node
-    rt, _, _ = ph.prepare_resize(torch.zeros(1, 2, 6, 8), node, sizes, host=host)
+def test_enqueue_without_gpu_returns_an_error_status(host):
+    node, sizes = exported(torch.zeros(1, 2, 6, 8), twinops.interpolate, dict(scale_factor=2.0, mode="bilinear"))
+    rt, _, _ = ph.prepare_resize(torch.zeros(1, 2, 6, 8), node, sizes, host=host)  # scales > 0: V2 (8.6) too
     # no device: the launch fails and enqueue must say so (a status, not a crash)
     assert rt.enqueue([0x1000], [0x2000], 0x3000 if rt.result.workspace else 0, 0) != 0
 
