@@ -20,6 +20,8 @@ HDR=${TWINOPS_TRT_HEADERS:-$ROOT/.trt/10/include}
 LOGDIR=${LOGDIR:-/tmp/twinops_plugin_host}
 LIB=$ROOT/build/trt/gpu/libtwinops_trt.so
 STEPS=${*:-pytest memcheck}
+PY=${PYTHON:-$(command -v python || command -v python3)}
+SANITIZER=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
 mkdir -p "$LOGDIR"
 declare -a SUMMARY=()
 status=0
@@ -35,33 +37,33 @@ step() {  # step NAME CMD...: run, tee the log, record the result
 
 echo "=== environment"
 nvidia-smi -L || status=1
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
+"$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
 if [ ! -f "$HDR/NvInfer.h" ]; then
     echo "FATAL: no TensorRT headers at $HDR (carry .trt/10 to this machine or set TWINOPS_TRT_HEADERS)"
     exit 2
 fi
-if ! python3 -c "import twinops, sys; sys.exit(0 if twinops.has_cuda_kernels() else 1)" 2>/dev/null; then
+if ! "$PY" -c "import twinops, sys; sys.exit(0 if twinops.has_cuda_kernels() else 1)" 2>/dev/null; then
     step build_twinops env TWINOPS_CUDA=1 TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=${MAX_JOBS:-16} \
-        python3 -m pip install --no-build-isolation --no-deps -e . \
+        "$PY" -m pip install --no-build-isolation --no-deps -e . \
         || { echo "FATAL: twinops CUDA build failed"; printf '%s\n' "${SUMMARY[@]}"; exit 1; }
 fi
 
-step build_plugins python3 csrc/trt/build.py --include "$HDR" --out "$LIB" --arch 90 \
+step build_plugins "$PY" csrc/trt/build.py --include "$HDR" --out "$LIB" --arch 90 \
     || { echo "FATAL: plugin library build failed"; printf '%s\n' "${SUMMARY[@]}"; exit 1; }
 
 export TWINOPS_TRT_PLUGIN_LIB=$LIB TWINOPS_TRT_HEADERS=$HDR TWINOPS_CACHE=$LOGDIR/cache
-python3 -c "from twinops import plugin_host as ph; r = ph.unavailable_reason(); print('plugin host:', r or 'ready'); raise SystemExit(1 if r else 0)" \
+"$PY" -c "from twinops import plugin_host as ph; r = ph.unavailable_reason(); print('plugin host:', r or 'ready'); raise SystemExit(1 if r else 0)" \
     || status=1
 
 if [[ " $STEPS " == *" pytest "* ]]; then
-    step pytest python3 -m pytest -q -rs tests/test_plugin_host.py
-    if grep -q "SKIPPED.*enqueue" "$LOGDIR/pytest.log"; then
+    step pytest "$PY" -m pytest -q -rs tests/test_plugin_host.py
+    if grep -q "SKIPPED.*plugin host enqueue:" "$LOGDIR/pytest.log"; then
         echo "ERROR: enqueue tests were skipped on the GPU machine"; status=1
     fi
 fi
 if [[ " $STEPS " == *" memcheck "* ]]; then
-    step memcheck env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 1 \
-        python3 tools/plugin_host_sanitize.py
+    step memcheck env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$SANITIZER" --tool memcheck --error-exitcode 1 \
+        "$PY" tools/plugin_host_sanitize.py
 fi
 
 echo "=== summary (logs in $LOGDIR)"
