@@ -177,7 +177,7 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
 // Fills the table entry of output index d along axis `a`: first[d] (-1 when the sample
 // is extrapolated) and the merged weights of taps first[d] .. first[d] + taps - 1, zero
 // padded. Tap indices past the input end are clamped by the readers (weight 0 there).
-// `taps` must be axis_taps(p, a).
+// `taps` is the table width: at least axis_taps(p, a) (workspace_layout pads it).
 template <typename Acc>
 TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first,
                                Acc* weight) {

@@ -137,22 +137,41 @@ int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
   return static_cast<int32_t>(std::min<int64_t>(widest + 2, a.out));
 }
 
+// Table widths are padded up to the widths the CUDA gather unrolls (kernel_width), the same
+// on both axes while they are small: the padding taps weigh 0, and a fully unrolled gather
+// over a few zero taps is much faster than a runtime-length loop.
+int32_t kernel_width(int32_t taps) {
+  for (int32_t w : {1, 2, 4, 8, 12, 16})
+    if (taps <= w) return w;
+  return taps;
+}
+
+void pad_widths(int32_t* taps) {
+  const int32_t w = kernel_width(std::max(taps[0], taps[1]));
+  if (w <= 16) taps[0] = taps[1] = w;
+}
+
 }  // namespace
 
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
   Workspace ws{};
-  size_t off = 0;
   const Axis* axes[2] = {&p.h, &p.w};
+  for (int k = 0; k < 2; ++k) ws.taps[k] = axis_taps(p, *axes[k]);
+  pad_widths(ws.taps);
+  for (int k = 0; k < 2; ++k) {
+    ws.inv_taps[k] = !backward ? 0
+                     : opmath_bytes == sizeof(double) ? inverse_taps<double>(p, *axes[k], ws.taps[k])
+                                                      : inverse_taps<float>(p, *axes[k], ws.taps[k]);
+  }
+  if (backward) pad_widths(ws.inv_taps);
+  size_t off = 0;
   for (int k = 0; k < 2; ++k) {
     const Axis& a = *axes[k];
-    ws.taps[k] = axis_taps(p, a);
     ws.first[k] = off;
     off = align_up(off + sizeof(int32_t) * a.out);
     ws.weight[k] = off;
     off = align_up(off + opmath_bytes * a.out * ws.taps[k]);
     if (backward) {
-      ws.inv_taps[k] = opmath_bytes == sizeof(double) ? inverse_taps<double>(p, a, ws.taps[k])
-                                                      : inverse_taps<float>(p, a, ws.taps[k]);
       ws.lo[k] = off;
       off = align_up(off + sizeof(int32_t) * a.in);
       ws.hi[k] = off;
@@ -162,7 +181,6 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) 
       ws.iweight[k] = off;
       off = align_up(off + opmath_bytes * a.in * ws.inv_taps[k]);
     } else {
-      ws.inv_taps[k] = 0;
       ws.lo[k] = ws.hi[k] = ws.ifirst[k] = ws.iweight[k] = 0;
     }
   }
