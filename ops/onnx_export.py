@@ -490,11 +490,13 @@ def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, e
                     and math.isclose(r0, 0.0) and math.isclose(r1, 1.0)):
                 continue  # onnx.reference skips identity axes
             result = R._interpolate_1d_along_axis(
-                result, axis, axis_scale[i], out[i], coeffs, roi=[r0, r1] if tf else None,
+                # Resize-19 does the roi arithmetic in float32, as the kernel does
+                result, axis, axis_scale[i], out[i], coeffs, roi=np.asarray([r0, r1], np.float32) if tf else None,
                 extrapolation_value=float(extrapolation_value), coordinate_transformation_mode=ctm,
                 exclude_outside=bool(exclude_outside))
     else:  # older onnx: the n-d helper, scales per dim when given, else sizes
-        full_roi = [0.0, 0.0, axis_roi[0][0], axis_roi[1][0], 1.0, 1.0, axis_roi[0][1], axis_roi[1][1]] if tf else None
+        full_roi = (np.asarray([0.0, 0.0, axis_roi[0][0], axis_roi[1][0], 1.0, 1.0, axis_roi[0][1], axis_roi[1][1]],
+                               np.float32) if tf else None)
         given = any(float(s) > 0 for s in scales)
         result = R._interpolate_nd(
             x, coeffs, output_size=None if given else [x.shape[0], x.shape[1]] + out,
