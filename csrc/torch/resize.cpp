@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "../kernels/resize_attrs.h"
 #include "../kernels/resize_cpu.h"
 #include "resize_common.h"
 
@@ -30,21 +31,21 @@ resize::Params make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t ou
     fail("twinops.resize: roi must have 4 entries (h_start, w_start, h_end, w_end), got " +
          std::to_string(a.roi.size()));
   if (out_h <= 0 || out_w <= 0) fail("twinops.resize: output_size must be positive, got " + shape_str({out_h, out_w}));
-  if (in_h <= 0 || in_w <= 0)
-    fail("twinops.resize: input spatial size must be positive, got " + shape_str({in_h, in_w}));
+  // The rest of the translation is shared with the TensorRT plugins.
+  resize::ResizeAttrs attrs;
+  attrs.mode = a.mode;
+  attrs.coordinate_transformation_mode = a.coordinate_transformation_mode;
+  attrs.nearest_mode = a.nearest_mode;
+  attrs.cubic_coeff_a = a.cubic_coeff_a;
+  attrs.exclude_outside = a.exclude_outside;
+  attrs.antialias = a.antialias;
+  for (int k = 0; k < 2; ++k) attrs.scales[k] = a.scales[k];
+  for (int k = 0; k < 4; ++k) attrs.roi[k] = a.roi[k];
+  attrs.extrapolation_value = a.extrapolation_value;
+  attrs.pytorch = a.pytorch;
   resize::Params p;
-  p.h = {in_h, out_h, a.scales[0], static_cast<float>(a.roi[0]), static_cast<float>(a.roi[2])};
-  p.w = {in_w, out_w, a.scales[1], static_cast<float>(a.roi[1]), static_cast<float>(a.roi[3])};
-  const char* err = resize::parse_mode(a.mode.c_str(), &p.mode);
-  if (!err) err = resize::parse_coord(a.coordinate_transformation_mode.c_str(), &p.coord);
-  if (!err) err = resize::parse_nearest(a.nearest_mode.c_str(), &p.nearest);
-  if (err) fail(std::string("twinops.resize: ") + err);
-  p.cubic_a = static_cast<float>(a.cubic_coeff_a);
-  p.exclude_outside = static_cast<int32_t>(a.exclude_outside);
-  p.antialias = static_cast<int32_t>(a.antialias);
-  p.pytorch = static_cast<int32_t>(a.pytorch);
-  p.extrapolation_value = static_cast<float>(a.extrapolation_value);
-  if (const char* e = resize::check_params(p)) fail(std::string("twinops.resize: ") + e);
+  const std::string err = resize::make_params(in_h, in_w, out_h, out_w, attrs, &p);
+  if (!err.empty()) fail("twinops.resize: " + err);
   return p;
 }
 
