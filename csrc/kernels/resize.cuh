@@ -101,6 +101,11 @@ struct Workspace {
   size_t bytes;
 };
 
+// Pads the two axes' table widths as workspace_layout does (to the gather's unrolled widths,
+// both axes alike while they are small); code that bounds the workspace itself (the TensorRT
+// plugins, over a shape profile) pads with it too.
+void pad_table_widths(int32_t taps[2]);
+
 // `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse tables,
 // whose width is found by building the forward tables on the host (O(out * taps)).
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);

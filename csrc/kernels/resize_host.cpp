@@ -137,33 +137,32 @@ int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
   return static_cast<int32_t>(std::min<int64_t>(widest + 2, a.out));
 }
 
-// Table widths are padded up to the widths the CUDA gather unrolls (kernel_width), the same
-// on both axes while they are small: the padding taps weigh 0, and a fully unrolled gather
-// over a few zero taps is much faster than a runtime-length loop.
-int32_t kernel_width(int32_t taps) {
-  for (int32_t w : {1, 2, 4, 8, 12, 16})
-    if (taps <= w) return w;
-  return taps;
-}
-
-void pad_widths(int32_t* taps) {
-  const int32_t w = kernel_width(std::max(taps[0], taps[1]));
-  if (w <= 16) taps[0] = taps[1] = w;
-}
-
 }  // namespace
+
+// Table widths are padded up to the widths the CUDA gather unrolls, the same on both axes
+// while they are small: the padding taps weigh 0, and a fully unrolled gather over a few zero
+// taps is much faster than a runtime-length loop.
+void pad_table_widths(int32_t taps[2]) {
+  const int32_t widest = std::max(taps[0], taps[1]);
+  for (int32_t w : {1, 2, 4, 8, 12, 16}) {
+    if (widest <= w) {
+      taps[0] = taps[1] = w;
+      return;
+    }
+  }
+}
 
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
   Workspace ws{};
   const Axis* axes[2] = {&p.h, &p.w};
   for (int k = 0; k < 2; ++k) ws.taps[k] = axis_taps(p, *axes[k]);
-  pad_widths(ws.taps);
+  pad_table_widths(ws.taps);
   for (int k = 0; k < 2; ++k) {
     ws.inv_taps[k] = !backward ? 0
                      : opmath_bytes == sizeof(double) ? inverse_taps<double>(p, *axes[k], ws.taps[k])
                                                       : inverse_taps<float>(p, *axes[k], ws.taps[k]);
   }
-  if (backward) pad_widths(ws.inv_taps);
+  if (backward) pad_table_widths(ws.inv_taps);
   size_t off = 0;
   for (int k = 0; k < 2; ++k) {
     const Axis& a = *axes[k];

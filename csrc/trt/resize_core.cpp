@@ -240,23 +240,29 @@ size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const 
   (void)in_min;
   if (in_max.nbDims != 4 || out_min.nbDims != 4 || out_max.nbDims != 4) return 0;
   // workspace_layout (forward): per axis an int32 `first` and `taps` opmath weights per
-  // output index, each table 16-byte aligned. Taps grow with in / out (antialias, area) and
-  // never with out, so (in_max, out_min) bounds them; out_min + 1 covers align_corners, whose
-  // step (in - 1) / (out - 1) is 0 at out == 1.
-  auto align = [](size_t v) { return (v + 15) & ~static_cast<size_t>(15); };
-  size_t bytes = 0;
+  // output index, each table 16-byte aligned, widths padded by pad_table_widths. Taps grow
+  // with in / out (antialias, area) and never with out, so (in_max, out_min) bounds them;
+  // out_min + 1 covers align_corners, whose step (in - 1) / (out - 1) is 0 at out == 1. A
+  // profile whose smallest output is empty still needs the tables of its larger shapes.
+  int32_t taps[2] = {1, 1};
+  int64_t rows[2];
   for (int k = 0; k < 2; ++k) {
-    const int64_t in = in_max.d[2 + k], lo = out_min.d[2 + k], hi = out_max.d[2 + k];
-    if (in < 1 || lo < 1 || hi < lo) return 0;  // nothing valid to run: run() reports it
-    int32_t taps = 1;
+    const int64_t in = in_max.d[2 + k], hi = out_max.d[2 + k];
+    const int64_t lo = std::max<int64_t>(out_min.d[2 + k], 1);
+    if (in < 1 || hi < 1) return 0;  // no shape in the profile has anything to compute
+    rows[k] = hi;
     for (int64_t out : {lo, std::min<int64_t>(lo + 1, hi), hi}) {
       resize::Params p;
       if (!resize::make_params(in, in, out, out, s.attrs, &p).empty()) continue;
-      taps = std::max(taps, resize::axis_taps(p, k == 0 ? p.h : p.w));
+      taps[k] = std::max(taps[k], resize::axis_taps(p, k == 0 ? p.h : p.w));
     }
-    bytes += align(sizeof(int32_t) * static_cast<size_t>(hi)) +
-             align(sizeof(float) * static_cast<size_t>(hi) * static_cast<size_t>(taps));
   }
+  resize::pad_table_widths(taps);
+  auto align = [](size_t v) { return (v + 15) & ~static_cast<size_t>(15); };
+  size_t bytes = 0;
+  for (int k = 0; k < 2; ++k)
+    bytes += align(sizeof(int32_t) * static_cast<size_t>(rows[k])) +
+             align(sizeof(float) * static_cast<size_t>(rows[k]) * static_cast<size_t>(taps[k]));
   return bytes;
 }
 
