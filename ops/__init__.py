@@ -8,7 +8,7 @@ Public API (see README.md for shapes, defaults and semantics):
   :func:`register_torchscript_symbolics` (TorchScript exporter, done on import) and
   :func:`onnx_reference_ops` (run exported models in ``onnx.reference``).
 """
-from ._ext import has_cuda_kernels
+from ._ext import cuda_unavailable_reason, has_cuda_kernels
 from .onnx_export import export_onnx, onnx_reference_ops, onnx_translation_table, register_torchscript_symbolics
 from .resize import (
     COORDINATE_MODES,
@@ -35,6 +35,7 @@ __all__ = [
     "DynamicResize",
     "ResizeAttrs",
     "has_cuda_kernels",
+    "cuda_unavailable_reason",
     "export_onnx",
     "onnx_reference_ops",
     "onnx_translation_table",

@@ -1,4 +1,6 @@
 """Loads the compiled extension twinops._C (the TORCH_LIBRARY registrations)."""
+from typing import Optional
+
 import torch
 
 _BUILD_HINT = (
@@ -16,3 +18,12 @@ except ImportError as exc:  # pragma: no cover - exercised only on a broken inst
 def has_cuda_kernels() -> bool:
     """True when twinops._C was built with its CUDA kernels."""
     return torch._C._dispatch_has_kernel_for_dispatch_key("twinops::resize", "CUDA")
+
+
+def cuda_unavailable_reason() -> Optional[str]:
+    """None when twinops can run its CUDA kernels here, else why not (one line)."""
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA GPU"
+    if not has_cuda_kernels():
+        return "twinops was built without its CUDA kernels (rebuild with TWINOPS_CUDA=1)"
+    return None

@@ -41,7 +41,8 @@ def check_case(device, dtype, mode, extra, size, seed):
 
 
 def main(argv=None) -> int:
-    available = ["cpu"] + (["cuda"] if torch.cuda.is_available() and twinops.has_cuda_kernels() else [])
+    no_cuda = twinops.cuda_unavailable_reason()
+    available = ["cpu"] + ([] if no_cuda else ["cuda"])
     parser = argparse.ArgumentParser(prog="python -m twinops table", description=__doc__.splitlines()[0])
     parser.add_argument("--devices", nargs="+", default=available, choices=["cpu", "cuda"])
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32", "float16", "bfloat16"],
@@ -50,12 +51,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     for d in args.devices:
         if d not in available:
-            parser.error(f"device {d!r} is not available here (available: {', '.join(available)}); "
-                         + ("torch sees no CUDA GPU" if not torch.cuda.is_available()
-                            else "twinops was built without CUDA kernels"))
-    if "cuda" not in available:
-        print("twinops: CUDA not checked: " + ("no CUDA GPU visible to torch" if not torch.cuda.is_available()
-                                               else "twinops built without CUDA kernels"), file=sys.stderr)
+            parser.error(f"device {d!r} is not available here (available: {', '.join(available)}); {no_cuda}")
+    if no_cuda:
+        print(f"twinops: CUDA not checked: {no_cuda}", file=sys.stderr)
     rows, failed = [], 0
     for device in args.devices:
         for dtype_name in args.dtypes:

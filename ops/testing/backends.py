@@ -33,16 +33,6 @@ class Backend:
         return self.reason is None
 
 
-def _cuda_reason() -> Optional[str]:
-    import twinops
-
-    if not torch.cuda.is_available():
-        return "no CUDA GPU visible to torch"
-    if not twinops.has_cuda_kernels():
-        return "twinops was built without its CUDA kernels (TWINOPS_CUDA=1 pip install -e .)"
-    return None
-
-
 def _module_reason(module: str) -> Optional[str]:
     """The optional twinops module's own unavailable_reason(), or why it cannot be imported."""
     try:
@@ -142,7 +132,9 @@ def _tensorrt(spec, x, kw, out_shape):
 
 def discover() -> List[Backend]:
     """Every backend twinops knows, in :data:`ORDER`, each with the reason it is missing (or None)."""
-    cuda = _cuda_reason()
+    import twinops
+
+    cuda = twinops.cuda_unavailable_reason()
     # The plugin paths need a GPU and their own pieces (headers, plugin library, TensorRT), not
     # twinops._C's CUDA kernels: each module's own reason says which is missing.
     host = _module_reason("twinops.plugin_host")

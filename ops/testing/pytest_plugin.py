@@ -43,13 +43,10 @@ MARKERS = {
 @lru_cache(None)
 def cuda_reason() -> Optional[str]:
     """Why CUDA tests cannot run here, or None."""
-    if not torch.cuda.is_available():
-        return "needs a CUDA GPU and twinops built with CUDA kernels (torch sees no CUDA GPU)"
     import twinops
 
-    if not twinops.has_cuda_kernels():
-        return "twinops was built without CUDA kernels"
-    return None
+    reason = twinops.cuda_unavailable_reason()
+    return reason and f"needs a CUDA GPU and twinops built with CUDA kernels ({reason})"
 
 
 def trt_include_dirs() -> list:
