@@ -114,9 +114,9 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 }
 
 // NCHW fast path. A block owns a kTileH x TW tile of one output plane (TW = 128, or 64 when
-// shared memory is short) and loops over planes: pass 1 resamples the input rows the tile needs along W into shared memory (each
-// input value is read once per tile, not once per tap per output), pass 2 resamples them
-// along H. The tile's H table is staged in shared memory once per block and each pass-2
+// shared memory is short) and loops over planes: pass 1 resamples the input rows the tile
+// needs along W into shared memory (each input value is read once per tile, not once per tap
+// per output), pass 2 resamples them along H. The tile's H table is staged in shared memory once per block and each pass-2
 // thread writes kVec adjacent outputs with one vector store, so the loop over planes is
 // little more than loads, FMAs and stores. Tiles whose rows do not fit in shared memory
 // (extreme downscaling, crops) fall back to the per-element gather.
@@ -138,7 +138,9 @@ __device__ void store4(T* o, const Acc* v) {
 #pragma unroll
   for (int k = 0; k < 4; ++k) o[k] = Convert<T>::template store<Acc>(v[k]);
 }
-__device__ void store4(float* o, const float* v) { __stcs(reinterpret_cast<float4*>(o), make_float4(v[0], v[1], v[2], v[3])); }
+__device__ void store4(float* o, const float* v) {
+  __stcs(reinterpret_cast<float4*>(o), make_float4(v[0], v[1], v[2], v[3]));
+}
 __device__ void store4(double* o, const double* v) {
   __stcs(reinterpret_cast<double2*>(o), make_double2(v[0], v[1]));
   __stcs(reinterpret_cast<double2*>(o) + 1, make_double2(v[2], v[3]));
@@ -161,9 +163,9 @@ struct alignas(sizeof(V) * N <= 16 ? sizeof(V) * N : 16) Pack {
 };
 
 template <int TW, int TY, int TX, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, TY > 8 ? 3 : 4) tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
-                                                                int64_t planes, int32_t max_rows, bool vec_store,
-                                                                T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads, TY > 8 ? 3 : 4)
+    tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t max_rows,
+                        bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
   constexpr int kRowStep2 = kThreads / kGroups;  // pass-2 rows in flight
   constexpr int kRowStep1 = kThreads / TW;       // pass-1 rows in flight
