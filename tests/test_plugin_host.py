@@ -5,6 +5,7 @@ and a compiler; the lifecycle and fuzz tests need the plugin library too (CPU on
 tests need a CUDA GPU. Each skips with the reason from twinops.plugin_host.
 """
 import math
+from fractions import Fraction
 import warnings
 
 import numpy as np
@@ -324,6 +325,25 @@ def test_v2_deserialize_fuzz(host):
     for _ in range(500):
         junk = rng.bytes(int(rng.integers(0, 2 * len(blob))))
         _rejected(host, lambda: host.deserialize(creator, junk), f"random {junk[:16]!r}...")
+
+
+@needs_lib
+@pytest.mark.parametrize("interface", ["v2", "v3"])
+def test_scaled_output_size_exact_at_large_dims(host, interface):
+    """floor(in * scale) from the scale attribute stays exact over a large symbolic profile; on TensorRT
+    8.6 the host evaluates expressions in 32 bits, where in * numerator overflows (0.7 = 11744051 / 2^24)."""
+    if interface == "v3" and host.trt_major < 10:
+        pytest.skip("TensorRT 8.6 has no IPluginV3")
+    x = torch.zeros(1, 1, 3000, 7000)
+    profile = ph._profile(x.shape)
+    for scales in ([0.7, 1.1], [0.3, 2.5], [1 / 3, 0.45454545], [1e-3, 17.0]):
+        node = ph.attributes_node("TRTBicubicInterpolate", {"scale_factor": scales, "align_corners": 0})
+        rt, _, _ = ph.prepare_resize(x, node, None, plugin="TRTBicubicInterpolate", interface=interface, host=host)
+        out = rt.result.outputs[0]
+        for key in ("min", "opt", "max"):
+            # the attribute is float32: the exact product with its binary fraction, floored
+            want = [math.floor(Fraction(n) * Fraction(float(np.float32(s)))) for n, s in zip(profile[key][2:], scales)]
+            assert list(out[key][2:]) == want, f"scales {scales}, {key}"
 
 
 @needs_lib

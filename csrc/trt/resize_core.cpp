@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace twinops {
 namespace trt {
@@ -137,14 +138,53 @@ std::string check_io(const ResizeSpec& s, int32_t nb_inputs, int32_t nb_shape_in
 
 namespace {
 
+// floor(dim * num / 2^e) for a symbolic dim when dim * num may not fit a DimValue (TensorRT
+// 8.6's dimension expressions are 32-bit): dim is multiplied by num digit by digit in base
+// 2^bits (schoolbook, with carries), so every partial result stays below 2^31 whenever the
+// result itself fits; the low digits are then shifted out. nullptr when num is too large
+// for any digit (a scale with more than ~28 significant bits).
+const IDimensionExpr* mul_shift_narrow(const IDimensionExpr* dim, int64_t num, int e, nvinfer1::IExprBuilder& b) {
+  constexpr int64_t kMax = std::numeric_limits<DimValue>::max();
+  int bits = 0;
+  while (bits < 30 && ((int64_t{1} << (bits + 1)) + 2) * num <= kMax) ++bits;
+  if (bits == 0) return nullptr;
+  auto C = [&](int64_t v) { return b.constant(static_cast<DimValue>(v)); };
+  auto op = [&](DimensionOperation o, const IDimensionExpr* x, const IDimensionExpr* y) {
+    return b.operation(o, *x, *y);
+  };
+  const int64_t base = int64_t{1} << bits;
+  const int m = (31 + bits - 1) / bits;  // digits of a non-negative 31-bit dim
+  std::vector<const IDimensionExpr*> r(m);  // r[j] = floor(dim / base^j)
+  r[0] = dim;
+  for (int j = 1; j < m; ++j) r[j] = op(DimensionOperation::kFLOOR_DIV, dim, C(int64_t{1} << (j * bits)));
+  const int k = e / bits, rem = e % bits;
+  std::vector<const IDimensionExpr*> o(m, nullptr);  // digits of dim * num (those >= k)
+  const IDimensionExpr* carry = C(0);
+  for (int j = 0; j < m; ++j) {
+    const IDimensionExpr* digit = j + 1 < m ? op(DimensionOperation::kSUB, r[j], op(DimensionOperation::kPROD, C(base), r[j + 1])) : r[j];
+    const IDimensionExpr* t = op(DimensionOperation::kSUM, op(DimensionOperation::kPROD, digit, C(num)), carry);
+    const IDimensionExpr* next = op(DimensionOperation::kFLOOR_DIV, t, C(base));
+    if (j >= k) o[j] = op(DimensionOperation::kSUB, t, op(DimensionOperation::kPROD, C(base), next));
+    carry = next;
+  }
+  // dim * num = sum_j o[j] base^j + carry base^m
+  if (k >= m) {
+    const int shift = e - m * bits;
+    return shift > 30 ? C(0) : op(DimensionOperation::kFLOOR_DIV, carry, C(int64_t{1} << shift));
+  }
+  const IDimensionExpr* top = carry;  // floor(dim * num / base^(k + 1))
+  for (int j = m - 1; j > k; --j) top = op(DimensionOperation::kSUM, op(DimensionOperation::kPROD, top, C(base)), o[j]);
+  return op(DimensionOperation::kSUM, op(DimensionOperation::kFLOOR_DIV, o[k], C(int64_t{1} << rem)),
+            op(DimensionOperation::kPROD, top, C(int64_t{1} << (bits - rem))));
+}
+
 // floor(dim * scale) as a dimension expression, exact for the scale's binary fraction.
 std::string scaled_dim(double scale, const IDimensionExpr* dim, nvinfer1::IExprBuilder& b, const char* axis,
                        const IDimensionExpr** out) {
   resize::Ratio r;
   constexpr int64_t kMax = std::numeric_limits<DimValue>::max();
-  if (!resize::exact_ratio(scale, &r) || r.num > kMax || r.den > kMax)
-    return std::string("the ") + axis + " scale " + std::to_string(scale) +
-           " is not a positive fraction that dimension expressions can hold; pass the output size as a shape input";
+  const std::string bad = std::string("the ") + axis + " scale " + std::to_string(scale);
+  if (!resize::exact_ratio(scale, &r)) return bad + " is not a positive finite number";
   if (dim->isConstant()) {
     int64_t v = 0;
     if (!resize::scaled_length(dim->getConstantValue(), scale, &v) || v > kMax)
@@ -152,8 +192,24 @@ std::string scaled_dim(double scale, const IDimensionExpr* dim, nvinfer1::IExprB
     *out = b.constant(static_cast<DimValue>(v));
     return "";
   }
+  if (r.den == 1) {  // an integer scale: the product overflows only when the result does
+    if (r.num > kMax) return bad + " is too large";
+    *out = b.operation(DimensionOperation::kPROD, *dim, *b.constant(static_cast<DimValue>(r.num)));
+    return "";
+  }
+  if (kMax <= std::numeric_limits<int32_t>::max()) {  // 32-bit expressions: dim * num itself can overflow
+    int e = 0;
+    while ((int64_t{1} << e) < r.den) ++e;  // den is a power of two
+    *out = mul_shift_narrow(dim, r.num, e, b);
+    if (*out == nullptr)
+      return bad + " has too many significant bits for TensorRT 8.6's 32-bit dimension expressions; use a float32 "
+                   "scale, static shapes, or TensorRT 10";
+    return "";
+  }
+  if (r.num > kMax || r.den > kMax)
+    return bad + " is not a fraction that dimension expressions can hold; pass the output size as a shape input";
   const IDimensionExpr* prod = b.operation(DimensionOperation::kPROD, *dim, *b.constant(static_cast<DimValue>(r.num)));
-  *out = r.den == 1 ? prod : b.operation(DimensionOperation::kFLOOR_DIV, *prod, *b.constant(static_cast<DimValue>(r.den)));
+  *out = b.operation(DimensionOperation::kFLOOR_DIV, *prod, *b.constant(static_cast<DimValue>(r.den)));
   return "";
 }
 

@@ -55,7 +55,14 @@ public:
                 throw std::runtime_error("expression refers to an unbound symbol");
             return binding[symbol_];
         case Kind::kSizeTensor: return a_->eval(binding);  // opt formula: what the builder would tune for
-        case Kind::kOp: return apply(op_, a_->eval(binding), b_->eval(binding));
+        case Kind::kOp: {
+            // TensorRT evaluates in dim_t: a value outside it (8.6: 32 bits) is an overflow there.
+            const int64_t v = apply(op_, a_->eval(binding), b_->eval(binding));
+            if (v < std::numeric_limits<dim_t>::min() || v > std::numeric_limits<dim_t>::max())
+                throw std::runtime_error("dimension expression overflows " + std::to_string(8 * sizeof(dim_t)) +
+                                         " bits (" + std::to_string(v) + ")");
+            return v;
+        }
         }
         throw std::runtime_error("corrupt expression");
     }
