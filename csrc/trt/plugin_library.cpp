@@ -118,32 +118,32 @@ __attribute__((constructor)) void register_at_load() noexcept {
 }  // namespace trt
 }  // namespace twinops
 
-using twinops::trt::library;
+namespace {
 
-#if TWIN_TRT_HAS_V3
-TWIN_EXPORT nvinfer1::IPluginCreatorInterface* const* getCreators(int32_t& nbCreators) noexcept {
+// getCreators / getPluginCreators: withdraw the load-time registrations, hand out one list.
+template <typename Creator>
+Creator* const* export_creators(std::vector<Creator*> twinops::trt::Library::*member, int32_t& nbCreators) noexcept {
   try {
     twinops::trt::withdraw_self_registration();
-    auto& all = library().all;
-    nbCreators = static_cast<int32_t>(all.size());
-    return all.data();
+    std::vector<Creator*>& list = twinops::trt::library().*member;
+    nbCreators = static_cast<int32_t>(list.size());
+    return list.data();
   } catch (...) {
     nbCreators = 0;
     return nullptr;
   }
 }
+
+}  // namespace
+
+#if TWIN_TRT_HAS_V3
+TWIN_EXPORT nvinfer1::IPluginCreatorInterface* const* getCreators(int32_t& nbCreators) noexcept {
+  return export_creators(&twinops::trt::Library::all, nbCreators);
+}
 #endif
 
 TWIN_EXPORT nvinfer1::IPluginCreator* const* getPluginCreators(int32_t& nbCreators) noexcept {
-  try {
-    twinops::trt::withdraw_self_registration();
-    auto& v2 = library().v2;
-    nbCreators = static_cast<int32_t>(v2.size());
-    return v2.data();
-  } catch (...) {
-    nbCreators = 0;
-    return nullptr;
-  }
+  return export_creators(&twinops::trt::Library::v2, nbCreators);
 }
 
 TWIN_EXPORT void setLoggerFinder(nvinfer1::ILoggerFinder* finder) noexcept { twinops::trt::set_logger_finder(finder); }

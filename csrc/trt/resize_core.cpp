@@ -313,7 +313,11 @@ size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const 
       taps[k] = std::max(taps[k], resize::axis_taps(p, k == 0 ? p.h : p.w));
     }
   }
+  // A shape of the profile whose widths are all <= 16 gets both axes padded, up to 16.
+  const bool wide = std::max(taps[0], taps[1]) > 16;
   resize::pad_table_widths(taps);
+  if (wide)
+    for (int32_t& t : taps) t = std::max<int32_t>(t, 16);
   auto align = [](size_t v) { return (v + 15) & ~static_cast<size_t>(15); };
   size_t bytes = 0;
   for (int k = 0; k < 2; ++k)
