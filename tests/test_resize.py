@@ -281,6 +281,51 @@ def test_channels_last_and_non_contiguous(device, kw):
                  F.interpolate(transposed.double(), size=(7, 15), **kw), torch.float32, "transposed")
 
 
+# The NCHW CUDA gather stages each tile's input window in shared memory and pipelines over
+# planes: many planes per block, several tiles per plane, partial tiles, 16-byte and
+# per-element copies (odd widths, misaligned views), wide windows (strong downscaling) and
+# the backward's inverse tables.
+TILED_CASES = [
+    ((3, 300, 9, 14), dict(scale_factor=2.0, mode="bicubic")),
+    ((2, 3, 64, 256), dict(scale_factor=2.0, mode="bilinear")),
+    ((2, 3, 64, 256), dict(scale_factor=0.5, mode="bicubic")),
+    ((2, 3, 64, 256), dict(scale_factor=0.5, mode="bicubic", antialias=True)),
+    ((1, 2, 70, 301), dict(size=(150, 613), mode="bicubic", align_corners=True)),
+    ((1, 2, 90, 500), dict(scale_factor=0.13, mode="bilinear", antialias=True)),
+    ((2, 2, 40, 133), dict(size=(37, 263), mode="nearest")),
+    ((2, 2, 40, 133), dict(scale_factor=(1.0, 0.25), mode="area")),
+]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned"])
+@pytest.mark.parametrize("shape,kw", TILED_CASES, ids=[f"{s}-{_ids(k)}" for s, k in TILED_CASES])
+def test_tiled_gather_matches_reference(dtype, misaligned, shape, kw):
+    n, c, h, w = shape
+    x = random_input((n, c, h, w + 3 * misaligned), dtype, "cuda")[..., 3 * misaligned:]
+    x.requires_grad_()
+    out = twinops.interpolate(x, **kw)
+    # The reference computes in twinops' (and ATen's) opmath: float32 coordinates and
+    # weights for every dtype but float64. At these widths a float32 coordinate is off by up
+    # to ~1e-5 from the exact one (|x| ~ 300 at 2**-24 relative), which moves a float32
+    # output by more than float32's tolerance against a float64-coordinate reference; ATen's
+    # own float32 kernel is off by as much. The reference's float32 sums round far inside
+    # the tolerance.
+    opmath = torch.float64 if dtype == torch.float64 else torch.float32
+    xr = x.detach().to(opmath).requires_grad_()
+    ref = F.interpolate(xr, **kw)
+    if kw["mode"] == "nearest":
+        torch.testing.assert_close(out, ref.to(dtype), rtol=0, atol=0)
+    else:
+        assert_close(out, ref.double(), dtype, f"forward {kw}")
+    g = random_input(tuple(out.shape), dtype, "cuda", seed=5)
+    (ours,) = torch.autograd.grad(out, x, g)
+    (want,) = torch.autograd.grad(ref, xr, g.to(opmath))
+    atol, rtol = TOLERANCES[dtype]
+    torch.testing.assert_close(ours.double(), want.double(), atol=4 * atol, rtol=4 * rtol)
+
+
 def test_channels_last_backward(device):
     x = random_input((2, 5, 10, 12), torch.float32, device).contiguous(memory_format=torch.channels_last)
     x.requires_grad_()

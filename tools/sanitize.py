@@ -4,7 +4,8 @@
         python tools/sanitize.py
 
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
-float32 and float16. Prints one line per case and 'sanitize: N cases' at the end.
+float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
+planes per block, odd widths, misaligned views, wide windows) in every dtype. Prints one line per case and 'sanitize: N cases' at the end.
 """
 import torch
 
@@ -33,11 +34,23 @@ def main() -> None:
                     y = twinops.interpolate(xi, **kw, **sz)
                     y.backward(torch.randn_like(y))
                     n += 1
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        for shape, offset in (((1, 2, 37, 301), 0), ((1, 2, 37, 304), 3), ((2, 300, 8, 16), 0)):
+            base = torch.randn(*shape, device="cuda", dtype=dtype, generator=g)[..., offset:]
+            for kw in (dict(mode="bicubic", scale_factor=2.0), dict(mode="bilinear", scale_factor=0.5),
+                       dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611))):
+                xi = base.detach().requires_grad_()
+                y = twinops.interpolate(xi, **kw)
+                y.backward(torch.randn_like(y))
+                n += 1
     x = torch.randn(1, 2, 9, 12, device="cuda", generator=g)
     y = twinops.resize(x, roi=[0, 0, -0.3, 0.2, 1, 1, 1.4, 0.7], sizes=[1, 2, 17, 6], mode="cubic",
                        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.0)
+    # A flipped crop: decreasing tables.
+    flipped = twinops.resize(torch.randn(1, 2, 40, 300, device="cuda", generator=g), roi=[0, 0, 0.9, 0.95, 1, 1, 0.1, 0.05],
+                             sizes=[1, 2, 70, 500], mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
     torch.cuda.synchronize()
-    print(f"sanitize: {n + 1} cases, last output {tuple(y.shape)}")
+    print(f"sanitize: {n + 2} cases, last outputs {tuple(y.shape)} {tuple(flipped.shape)}")
 
 
 if __name__ == "__main__":

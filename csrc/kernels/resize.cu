@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cuda_pipeline.h>
 
 #include "resize.cuh"
 
@@ -113,21 +115,30 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
   }
 }
 
-// NCHW fast path. A block owns a kTileH x TW tile of one output plane (TW = 128, or 64 when
-// shared memory is short) and loops over planes: pass 1 resamples the input rows the tile
-// needs along W into shared memory (each input value is read once per tile, not once per tap
-// per output), pass 2 resamples them along H. The tile's H table is staged in shared memory once per block and each pass-2
-// thread writes kVec adjacent outputs with one vector store, so the loop over planes is
-// little more than loads, FMAs and stores. Tiles whose rows do not fit in shared memory
-// (extreme downscaling, crops) fall back to the per-element gather.
-constexpr int kTileH = 32;
-constexpr int kVec = 4;  // pass-2 outputs per thread (one row)
-constexpr size_t kTileSmem = 48 * 1024 - 64;  // default dynamic shared memory, less the statics
+// NCHW fast path. A block owns a th x TW tile of one output plane (th <= kTileHMax) and
+// loops over planes. Each plane's input window (the rows and columns the tile reads) is
+// copied into shared memory with cp.async, two planes ahead of use, so the loads of later
+// planes are in flight while this one computes; pass 1 resamples the window rows along W
+// into `mid`, pass 2 resamples `mid` along H and writes kVec adjacent outputs per thread with
+// one vector store. The tile's tables live in registers (W) and shared memory (H), fixed
+// for all planes; one barrier per plane. Tiles whose window exceeds the launch's window
+// (crops, flips, uneven tables) take the per-element gather.
+constexpr int kTileHMax = 32;
+constexpr int kVec = 4;     // pass-2 outputs per thread (one row)
+constexpr int kStages = 3;  // input windows in shared memory: two in flight, one in use
 
-// Bytes before the row buffers: the tile's row offsets and H weights (16-byte aligned).
+TWIN_HD constexpr size_t align16(size_t b) { return (b + 15) & ~size_t(15); }
+
+// Bytes before the windows: the tile's row offsets and H weights.
 template <typename Acc>
 TWIN_HD size_t tile_table_bytes(int32_t ty) {
-  return kTileH * sizeof(int32_t) + ((kTileH * ty * sizeof(Acc) + 15) & ~size_t(15));
+  return kTileHMax * sizeof(int32_t) + align16(kTileHMax * static_cast<size_t>(ty) * sizeof(Acc));
+}
+
+template <typename T, typename Acc>
+size_t staged_smem(int tw, int32_t ty, int64_t rows, int64_t cols) {
+  return tile_table_bytes<Acc>(ty) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
+         2 * static_cast<size_t>(rows) * tw * sizeof(Acc);
 }
 
 // Four adjacent outputs with one (double: two) vector stores; `o` is aligned. The explicit
@@ -162,170 +173,236 @@ struct alignas(sizeof(V) * N <= 16 ? sizeof(V) * N : 16) Pack {
   V v[N];
 };
 
+// One element into shared memory: asynchronously where cp.async can (4 and 8 bytes).
+template <typename T>
+__device__ void copy_element(T* dst, const T* src) {
+  if constexpr (sizeof(T) >= 4) {
+    __pipeline_memcpy_async(dst, src, sizeof(T));
+  } else {
+    *dst = __ldg(src);
+  }
+}
+
 template <int TW, int TY, int TX, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, TY > 8 ? 3 : 4)
-    tiled_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t max_rows,
-                        bool vec_store, T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads, TY > 8 || sizeof(Acc) > 4 ? 2 : 3)
+    staged_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t th,
+                         int32_t max_rows, int32_t win_cols, bool vec_copy, bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
   constexpr int kRowStep2 = kThreads / kGroups;  // pass-2 rows in flight
   constexpr int kRowStep1 = kThreads / TW;       // pass-1 rows in flight
-  constexpr int kUnroll1 = TX > 0 && TX <= 4 ? 4 : 1;  // wider taps would spill
-  static_assert(kThreads % TW == 0 && kTileH % kRowStep2 == 0 && kVec == 4, "tile shape");
+  constexpr int kUnroll1 = TX > 0 && TX <= 4 ? 4 : 1;
+  constexpr int G = 16 / sizeof(T);  // elements per 16-byte copy
+  static_assert(kThreads % TW == 0 && kVec == 4, "tile shape");
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  __shared__ int32_t s_ymin, s_ymax;
+  __shared__ int32_t s_lim[4];  // min / max first row, min / max first column of the tile
   const int32_t ty = TY > 0 ? TY : g.ty;
   const int32_t tx = TX > 0 ? TX : g.tx;
-  int32_t* s_off = reinterpret_cast<int32_t*>(smem_raw);  // row of output i in the buffer, -1 extrapolate
-  Acc* s_w = reinterpret_cast<Acc*>(smem_raw + kTileH * sizeof(int32_t));
-  Acc* rows = reinterpret_cast<Acc*>(smem_raw + tile_table_bytes<Acc>(ty));
+  int32_t* s_off = reinterpret_cast<int32_t*>(smem_raw);  // row of output i in `mid`, -1 extrapolate
+  Acc* s_w = reinterpret_cast<Acc*>(smem_raw + kTileHMax * sizeof(int32_t));
+  const size_t window = align16(static_cast<size_t>(max_rows) * win_cols * sizeof(T));
+  unsigned char* windows = smem_raw + tile_table_bytes<Acc>(ty);
+  Acc* mids = reinterpret_cast<Acc*>(windows + kStages * window);
   const int tid = threadIdx.x;
-  const int32_t oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * TW;
-  const int32_t* __restrict__ fy = g.fy;
-  const int32_t* __restrict__ fx = g.fx;
+  const int32_t oy0 = blockIdx.y * th, ox0 = blockIdx.x * TW;
+  const int32_t tile_h = min(th, OH - oy0), tile_w = min(TW, OW - ox0);
 
-  // The input rows this tile reads: [ymin, ymax + ty).
-  if (tid < 32) {
+  // Warp 0 finds the tile's input rows, warp 1 its input columns.
+  if (tid < 64) {
+    const bool is_row = tid < 32;
+    const int32_t* f = is_row ? g.fy + oy0 : g.fx + ox0;
+    const int32_t n = is_row ? tile_h : tile_w;
     int32_t lo = INT32_MAX, hi = -1;
-    for (int i = tid; i < kTileH && oy0 + i < OH; i += 32) {
-      const int32_t f = fy[oy0 + i];
-      lo = f >= 0 && f < lo ? f : lo;
-      hi = f > hi ? f : hi;
+    for (int i = tid % 32; i < n; i += 32) {
+      const int32_t v = f[i];
+      if (v >= 0) {
+        lo = min(lo, v);
+        hi = max(hi, v);
+      }
     }
 #pragma unroll
     for (int s = 16; s > 0; s /= 2) {
       lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, s));
       hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, s));
     }
-    if (tid == 0) {
-      s_ymin = lo;
-      s_ymax = hi;
+    if (tid % 32 == 0) {
+      s_lim[is_row ? 0 : 2] = lo;
+      s_lim[is_row ? 1 : 3] = hi;
     }
   }
   __syncthreads();
-  const int32_t ymin = s_ymin;
-  const int32_t nrows = s_ymax < 0 ? 0 : s_ymax - ymin + ty;
+  const int32_t ymin = s_lim[0];
+  const int32_t nrows = s_lim[1] < 0 ? 0 : s_lim[1] - ymin + ty;
+  const int32_t xmin = s_lim[3] < 0 ? 0 : (vec_copy ? s_lim[2] & ~(G - 1) : s_lim[2]);
+  const int32_t ncols = s_lim[3] < 0 ? 0 : s_lim[3] - xmin + tx;
   const int64_t step = gridDim.z;
   const int64_t plane_size = static_cast<int64_t>(OH) * OW;
-  if (nrows > max_rows) {  // block-uniform: the whole block takes the per-element path
+  if (nrows > max_rows || ncols > win_cols) {  // block-uniform: the whole block takes the per-element path
     const int j = tid % TW;
     for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
       const int64_t n = plane / C, c = plane % C;
       T* out = dst + plane * plane_size;
-      for (int i = tid / TW; i < kTileH; i += kRowStep1) {
+      for (int i = tid / TW; i < tile_h; i += kRowStep1) {
         const int32_t oy = oy0 + i, ox = ox0 + j;
-        if (oy < OH && ox < OW)
+        if (ox < OW)
           out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, oy, ox));
       }
     }
     return;
   }
-  // The tile's H table, shared by every plane.
-  for (int e = tid; e < kTileH * ty; e += kThreads) {
+  // The tile's H table, shared by every plane; extrapolated rows get zero weights.
+  for (int e = tid; e < th * ty; e += kThreads) {
     const int32_t oy = oy0 + e / ty;
-    s_w[e] = oy < OH ? g.wy[static_cast<int64_t>(oy) * ty + e % ty] : Acc(0);
+    s_w[e] = oy < OH && g.fy[oy] >= 0 ? g.wy[static_cast<int64_t>(oy) * ty + e % ty] : Acc(0);
   }
-  for (int i = tid; i < kTileH; i += kThreads) {
+  for (int i = tid; i < th; i += kThreads) {
     const int32_t oy = oy0 + i;
-    s_off[i] = oy < OH && fy[oy] >= 0 ? fy[oy] - ymin : -1;
+    s_off[i] = oy < OH && g.fy[oy] >= 0 ? g.fy[oy] - ymin : -1;
   }
 
+  // Copies of one plane's window: units of G elements (vec_copy) or single elements, laid
+  // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) and
+  // column c input column min(xmin + c, src_w - 1), as tap_index clamps.
+  const int32_t unit = vec_copy ? G : 1;
+  const int32_t units = ncols > 0 ? (win_cols / unit) : 1;
+  const int32_t copy_rows = ncols > 0 ? nrows : 0;
+  const int32_t u_dr = kThreads / units, u_dq = kThreads % units;
+  const int32_t u_r0 = tid / units, u_q0 = tid % units;
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]), col_stride = static_cast<int32_t>(g.stride[3]);
+  auto issue = [&](const T* src, T* win) {
+    int32_t r = u_r0, q = u_q0;
+    while (r < copy_rows) {
+      const T* row = src + tap_index(ymin, r, g.src_h) * row_stride;
+      T* d = win + r * win_cols + q * unit;
+      const int32_t x = xmin + q * unit;
+      if (vec_copy && x + G <= g.src_w) {
+        __pipeline_memcpy_async(d, row + x, 16);
+      } else {
+        for (int e = 0; e < unit; ++e) copy_element(d + e, row + tap_index(x, e, g.src_w) * col_stride);
+      }
+      q += u_dq;
+      r += u_dr;
+      if (q >= units) {
+        q -= units;
+        ++r;
+      }
+    }
+    __pipeline_commit();
+  };
+
   // Pass 1 (one column per thread): the column's W taps are the same for every row and
-  // plane, so they live in registers.
+  // plane, so they live in registers. Columns out of range or extrapolated get zero weights
+  // and read column 0 (no branch in the loop); their results are never stored.
   const int j = tid % TW, r1 = tid / TW;
-  const bool col_ok = ox0 + j < OW && fx[ox0 + j] >= 0;
-  const int32_t x0 = col_ok ? fx[ox0 + j] : 0;
+  const bool col_ok = j < tile_w && g.fx[ox0 + j] >= 0;
+  const int32_t cx = col_ok ? g.fx[ox0 + j] - xmin : 0;
   const Acc* __restrict__ wxr = g.wx + static_cast<int64_t>(col_ok ? ox0 + j : 0) * tx;
   Acc wreg[TX > 0 ? TX : 1];
-  int32_t creg[TX > 0 ? TX : 1];  // element offsets in the row (the launcher checks a plane's fit in 32 bits)
   if constexpr (TX > 0) {
 #pragma unroll
-    for (int b = 0; b < TX; ++b) {
-      wreg[b] = wxr[b];
-      creg[b] = tap_index(x0, b, g.src_w) * static_cast<int32_t>(g.stride[3]);
-    }
+    for (int b = 0; b < TX; ++b) wreg[b] = col_ok ? wxr[b] : Acc(0);
   }
-  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
-  // Taps x0 .. x0 + TX - 1 unclamped in a dense row (every column but the last few).
-  const bool contiguous = g.stride[3] == 1 && x0 + TX <= g.src_w;
-  auto resample_rows = [&](int64_t plane, Acc* buf) {
-    const T* src = g.src + (plane / C) * g.stride[0] + (plane % C) * g.stride[1];
+  auto resample_rows = [&](const T* win, Acc* mid) {
+    const T* p = win + r1 * win_cols + cx;
+    Acc* m = mid + r1 * TW + j;
 #pragma unroll kUnroll1
-    for (int r = r1; r < nrows; r += kRowStep1) {
-      const T* row = src + tap_index(ymin, r, g.src_h) * row_stride;
+    for (int r = r1; r < copy_rows; r += kRowStep1) {
       Acc v = Acc(0);
-      if (col_ok) {
-        if constexpr (TX > 0) {
-          if (contiguous) {  // one address, immediate offsets
-            const T* p = row + x0;
+      if constexpr (TX > 0) {
 #pragma unroll
-            for (int b = 0; b < TX; ++b) v += wreg[b] * Convert<T>::template load<Acc>(p[b]);
-          } else {
-#pragma unroll
-            for (int b = 0; b < TX; ++b) v += wreg[b] * Convert<T>::template load<Acc>(row[creg[b]]);
-          }
-        } else {
-          for (int32_t b = 0; b < tx; ++b)
-            v += wxr[b] * Convert<T>::template load<Acc>(row[static_cast<int64_t>(tap_index(x0, b, g.src_w)) * g.stride[3]]);
-        }
+        for (int b = 0; b < TX; ++b) v += wreg[b] * Convert<T>::template load<Acc>(p[b]);
+      } else {
+        if (col_ok)
+          for (int32_t b = 0; b < tx; ++b) v += wxr[b] * Convert<T>::template load<Acc>(p[b]);
       }
-      buf[r * TW + j] = v;
+      *m = v;
+      p += kRowStep1 * win_cols;
+      m += kRowStep1 * TW;
     }
   };
 
-  // Pass 2 (kVec adjacent columns per thread): along H from shared memory.
+  // Pass 2 (kVec adjacent columns per thread): along H from `mid`. Extrapolated rows have
+  // zero weights and read row 0; the extrapolation value replaces them at the store.
   const int q = tid % kGroups, r2 = tid / kGroups;
   const int32_t oxq = ox0 + q * kVec;
   unsigned xmask = 0;  // columns of this thread that are in range and not extrapolated
 #pragma unroll
   for (int k = 0; k < kVec; ++k)
-    if (oxq + k < OW && fx[oxq + k] >= 0) xmask |= 1u << k;
-  const bool full = vec_store && oxq + kVec <= OW;
+    if (oxq + k < OW && g.fx[oxq + k] >= 0) xmask |= 1u << k;
+  const bool fast = vec_store && oxq + kVec <= OW && xmask == (1u << kVec) - 1;
   const Acc extrapolation = g.extrapolation;
-  auto resample_cols = [&](int64_t plane, const Acc* buf) {
-    T* out = dst + plane * plane_size + oxq;
-#pragma unroll
-    for (int i = r2; i < kTileH; i += kRowStep2) {
-      const int32_t oy = oy0 + i;
-      if (oy >= OH) break;
+  const int64_t row_step2 = static_cast<int64_t>(kRowStep2) * OW;
+  auto resample_cols = [&](const Acc* mid, T* out) {
+    const Acc* col = mid + q * kVec;
+    T* o = out + static_cast<int64_t>(oy0 + r2) * OW + oxq;
+#pragma unroll 2
+    for (int i = r2; i < tile_h; i += kRowStep2) {
       const int32_t off = s_off[i];
+      const Acc* w = s_w + i * ty;
+      const Acc* c = col + max(off, 0) * TW;
       Acc v[kVec];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = off < 0 ? extrapolation : Acc(0);
-      if (off >= 0) {
-        const Acc* w = s_w + i * ty;
-        const Acc* col = buf + off * TW + q * kVec;
+      for (int e = 0; e < kVec; ++e) v[e] = Acc(0);
 #pragma unroll
-        for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) {
-          const Acc wa = w[a];
-          const Pack<Acc, kVec> d = *reinterpret_cast<const Pack<Acc, kVec>*>(col + a * TW);
+      for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) {
+        const Acc wa = w[a];
+        const Pack<Acc, kVec> d = *reinterpret_cast<const Pack<Acc, kVec>*>(c + a * TW);
 #pragma unroll
-          for (int k = 0; k < kVec; ++k) v[k] += wa * d.v[k];
-        }
+        for (int e = 0; e < kVec; ++e) v[e] += wa * d.v[e];
       }
-      T* o = out + static_cast<int64_t>(oy) * OW;
-      if (full && xmask == (1u << kVec) - 1) {
+      if (fast && off >= 0) {
         store4(o, static_cast<const Acc*>(v));
       } else {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          if (oxq + k < OW) o[k] = Convert<T>::template store<Acc>(xmask >> k & 1u ? v[k] : extrapolation);
+        for (int e = 0; e < kVec; ++e)
+          if (oxq + e < OW)
+            o[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
       }
+      o += row_step2;
     }
   };
 
-  // Two buffers: pass 1 of the next plane is issued before pass 2 of this one, so its loads
-  // overlap this plane's arithmetic and stores, with one barrier per plane.
-  Acc* cur = rows;
-  Acc* next = rows + static_cast<int64_t>(max_rows) * TW;
-  if (blockIdx.z < planes) resample_rows(blockIdx.z, cur);
+  // Plane k of this block is blockIdx.z + k * gridDim.z; its window is copied in iteration
+  // k - 2 (or before the loop), resampled along W in iteration k - 1 and along H (and
+  // stored) in iteration k. Three windows rotate (copy target, pass-1 source, and the one
+  // a slow thread may still read), two mid buffers alternate; one barrier per iteration
+  // separates every write of a buffer from the reads before it.
+  const int64_t items = blockIdx.z < planes ? (planes - 1 - blockIdx.z) / step + 1 : 0;
+  const int64_t step_n = step / C, step_c = step % C;
+  int64_t cn = blockIdx.z / C, cc = blockIdx.z % C;  // (n, c) of the next plane to copy
+  auto next_source = [&]() {
+    const T* src = g.src + cn * g.stride[0] + cc * g.stride[1];
+    cn += step_n;
+    cc += step_c;
+    if (cc >= C) {
+      cc -= C;
+      ++cn;
+    }
+    return src;
+  };
+  // Buffers by index, not through a pointer array (which would live in local memory and
+  // turn the shared-memory loads into generic ones).
+  const auto win = [&](int st) { return reinterpret_cast<T*>(windows + st * window); };
+  const int64_t mid_elems = static_cast<int64_t>(max_rows) * TW;
+  if (items > 0) issue(next_source(), win(0));
+  else __pipeline_commit();
+  if (items > 1) issue(next_source(), win(1));
+  else __pipeline_commit();
+  __pipeline_wait_prior(1);
   __syncthreads();  // also publishes the tile's H table
-  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
-    if (plane + step < planes) resample_rows(plane + step, next);
-    resample_cols(plane, cur);
-    __syncthreads();  // the next plane's rows are complete; this plane's buffer may be reused
-    Acc* t = cur;
-    cur = next;
-    next = t;
+  if (items > 0) resample_rows(win(0), mids);
+  T* out = dst + blockIdx.z * plane_size;
+  const int64_t out_step = step * plane_size;
+  int s_copy = 2, s_pass1 = 1;
+  for (int64_t k = 0; k < items; ++k) {
+    if (k + 2 < items) issue(next_source(), win(s_copy));
+    else __pipeline_commit();
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    if (k + 1 < items) resample_rows(win(s_pass1), mids + ((k + 1) & 1) * mid_elems);
+    resample_cols(mids + (k & 1) * mid_elems, out);
+    out += out_step;
+    s_pass1 = s_copy;
+    s_copy = s_copy == kStages - 1 ? 0 : s_copy + 1;
   }
 }
 
@@ -352,40 +429,69 @@ cudaError_t launch_elementwise(const Gather<T, Acc>& g, int64_t N, int64_t C, in
 }
 
 template <int TW, int TY, int TX, typename T, typename Acc>
-cudaError_t launch_tiled(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, int64_t max_rows,
-                         T* dst, cudaStream_t stream) {
-  const int64_t tiles_x = (W + TW - 1) / TW, tiles_y = (H + kTileH - 1) / kTileH;
-  // Enough blocks to fill the GPU a few times over; each loops over planes.
-  int64_t z = (4096 + tiles_x * tiles_y - 1) / (tiles_x * tiles_y);
-  z = z < N * C ? z : N * C;
-  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
-                  static_cast<unsigned>(z < 65535 ? (z > 0 ? z : 1) : 65535));
+cudaError_t launch_staged(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, int32_t th,
+                          int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
+  constexpr int G = 16 / sizeof(T);
+  const auto kernel = staged_gather_kernel<TW, TY, TX, T, Acc>;
+  const size_t smem = staged_smem<T, Acc>(TW, g.ty, rows, cols);
+  if (smem > 48 * 1024) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        e != cudaSuccess)
+      return e;
+  }
+  int device = 0, sms = 0, per_sm = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem); e != cudaSuccess)
+    return e;
+  const int64_t tiles_x = (W + TW - 1) / TW, tiles_y = (H + th - 1) / th;
+  // One resident wave: each block loops over planes, so its pipeline start is paid once.
+  int64_t z = static_cast<int64_t>(std::max(per_sm, 1)) * sms / (tiles_x * tiles_y);
+  z = std::min<int64_t>(std::max<int64_t>(z, 1), std::min<int64_t>(N * C, 65535));
+  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(z));
   const bool vec_store = W % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % (kVec * sizeof(T)) == 0;
-  const size_t smem = tile_table_bytes<Acc>(g.ty) + 2 * static_cast<size_t>(max_rows) * TW * sizeof(Acc);
-  tiled_gather_kernel<TW, TY, TX, T, Acc><<<grid, kThreads, smem, stream>>>(
-      g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C,
-      static_cast<int32_t>(max_rows), vec_store, dst);
+  // 16-byte copies need dense rows whose starts (and the window's, rounded down) are aligned.
+  const bool vec_copy = g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
+                        (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0 &&
+                        cols % G == 0;
+  kernel<<<grid, kThreads, smem, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                           static_cast<int32_t>(W), N * C, th, rows, cols, vec_copy, vec_store, dst);
   return cudaGetLastError();
 }
 
 template <int TY, int TX, typename T, typename Acc>
 cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
                           T* dst, cudaStream_t stream) {
-  // Two row buffers sized for the source rows a tile typically spans (the coordinate step
-  // is about src_h / H); tiles that need more (crops, flips) take the per-element path.
-  const size_t tables = tile_table_bytes<Acc>(g.ty);
-  const auto cap = [&](int tw) {
-    return tables < kTileSmem ? static_cast<int64_t>((kTileSmem - tables) / (2 * tw * sizeof(Acc))) : 0;
-  };
-  const double span = static_cast<double>(g.src_h) / static_cast<double>(H);
-  const int64_t want = static_cast<int64_t>(kTileH * span * 1.25) + g.ty + 3;
   // Pass 1 keeps 32-bit element offsets within a source plane.
   const bool narrow = (g.src_h - 1) * g.stride[2] + (g.src_w - 1) * g.stride[3] < INT32_MAX;
-  const bool tiled = !channels_last && C < INT32_MAX && (H + kTileH - 1) / kTileH <= 65535 && narrow;
-  // 128-wide tiles store longer runs and read fewer halo columns; 64 when memory is short.
-  if (tiled && W > 64 && want <= cap(128)) return launch_tiled<128, TY, TX>(g, N, C, H, W, want, dst, stream);
-  const int64_t rows64 = want < cap(64) ? want : cap(64);
-  if (tiled && rows64 >= g.ty + 1) return launch_tiled<64, TY, TX>(g, N, C, H, W, rows64, dst, stream);
+  if (channels_last || C >= INT32_MAX || !narrow)
+    return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
+  // The window a tile typically reads: the coordinate step is about src / out per axis, plus
+  // the taps, one for the rounding of the first tap and the 16-byte alignment of its start.
+  constexpr int G = 16 / sizeof(T);
+  const double span_y = static_cast<double>(g.src_h) / static_cast<double>(H);
+  const double span_x = static_cast<double>(g.src_w) / static_cast<double>(W);
+  struct Shape {
+    int tw, th;
+  };
+  // Widest tiles first (longer stores, less halo); the first that leaves room for three
+  // blocks per SM, else the smallest that fits at all.
+  constexpr Shape kShapes[] = {{128, 32}, {64, 32}, {64, 16}, {64, 8}};
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Shape& s : kShapes) {
+      if (pass == 1 && s.th != 8) continue;
+      if (s.tw == 128 && W <= 64) continue;
+      if ((H + s.th - 1) / s.th > 65535) continue;
+      const int64_t rows = static_cast<int64_t>(std::ceil((s.th - 1) * span_y)) + g.ty + 2;
+      const int64_t cols =
+          (static_cast<int64_t>(std::ceil((s.tw - 1) * span_x)) + g.tx + 2 + (G - 1) + (G - 1)) / G * G;
+      const size_t smem = staged_smem<T, Acc>(s.tw, g.ty, rows, cols);
+      if (smem > (pass == 0 ? 72 * 1024 : 200 * 1024)) continue;
+      const int32_t r = static_cast<int32_t>(rows), c = static_cast<int32_t>(cols);
+      if (s.tw == 128) return launch_staged<128, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+      return launch_staged<64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+    }
+  }
   return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
 }
 
