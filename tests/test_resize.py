@@ -326,6 +326,16 @@ def test_tiled_gather_matches_reference(dtype, misaligned, shape, kw):
     torch.testing.assert_close(ours.double(), want.double(), atol=4 * atol, rtol=4 * rtol)
 
 
+@cuda
+def test_tiled_gather_shared_memory_sizes_in_any_order():
+    # One kernel, launched with more than the default 48 KiB of shared memory, then less,
+    # then more again: the kernel's raised limit must never be lowered under a cached size.
+    x = random_input((1, 2, 256, 512), torch.float32, "cuda")
+    for scale in (0.25, 0.5, 0.25, 0.5):
+        out = twinops.interpolate(x, scale_factor=scale, mode="nearest")
+        torch.testing.assert_close(out, F.interpolate(x, scale_factor=scale, mode="nearest"), rtol=0, atol=0)
+
+
 def test_channels_last_backward(device):
     x = random_input((2, 5, 10, 12), torch.float32, device).contiguous(memory_format=torch.channels_last)
     x.requires_grad_()

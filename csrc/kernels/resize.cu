@@ -10,6 +10,11 @@
 #include <cstdint>
 #include <cuda_pipeline.h>
 
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
 #include "resize.cuh"
 
 namespace twinops {
@@ -118,13 +123,14 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 // NCHW fast path. A block owns a th x TW tile of one output plane (th <= kTileHMax) and
 // loops over planes. Each plane's input window (the rows and columns the tile reads) is
 // copied into shared memory with cp.async, two planes ahead of use, so the loads of later
-// planes are in flight while this one computes; pass 1 resamples the window rows along W
-// into `mid`, pass 2 resamples `mid` along H and writes kVec adjacent outputs per thread with
-// one vector store. The tile's tables live in registers (W) and shared memory (H), fixed
-// for all planes; one barrier per plane. Tiles whose window exceeds the launch's window
-// (crops, flips, uneven tables) take the per-element gather.
+// planes are in flight while this one computes. Upscaling (WFirst) resamples the window
+// rows along W into `mid`, then `mid` along H, writing kVec adjacent outputs per thread
+// with one vector store; downscaling resamples along H first (kVec window columns per
+// thread, vector loads), then along W. The tile's tables live in registers (W) and shared
+// memory (H), fixed for all planes; one barrier per plane. Tiles whose window exceeds the
+// launch's window (crops, flips, uneven tables) take the per-element gather.
 constexpr int kTileHMax = 32;
-constexpr int kVec = 4;     // pass-2 outputs per thread (one row)
+constexpr int kVec = 4;     // adjacent outputs (W first) or window columns (H first) per thread
 constexpr int kStages = 3;  // input windows in shared memory: two in flight, one in use
 
 TWIN_HD constexpr size_t align16(size_t b) { return (b + 15) & ~size_t(15); }
@@ -135,10 +141,16 @@ TWIN_HD size_t tile_table_bytes(int32_t ty) {
   return kTileHMax * sizeof(int32_t) + align16(kTileHMax * static_cast<size_t>(ty) * sizeof(Acc));
 }
 
+// Elements of one intermediate (`mid`) buffer: window rows x tile width after a W pass,
+// tile height x window width after an H pass.
+TWIN_HD constexpr int64_t mid_elements(bool w_first, int tw, int th, int64_t rows, int64_t cols) {
+  return w_first ? static_cast<int64_t>(tw) * rows : th * cols;
+}
+
 template <typename T, typename Acc>
-size_t staged_smem(int tw, int32_t ty, int64_t rows, int64_t cols) {
+size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int64_t rows, int64_t cols) {
   return tile_table_bytes<Acc>(ty) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
-         2 * static_cast<size_t>(rows) * tw * sizeof(Acc);
+         2 * static_cast<size_t>(mid_elements(w_first, tw, th, rows, cols)) * sizeof(Acc);
 }
 
 // Four adjacent outputs with one (double: two) vector stores; `o` is aligned. The explicit
@@ -183,8 +195,8 @@ __device__ void copy_element(T* dst, const T* src) {
   }
 }
 
-template <int TW, int TY, int TX, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, TY > 8 || sizeof(Acc) > 4 ? 2 : 3)
+template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     staged_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t th,
                          int32_t max_rows, int32_t win_cols, bool vec_copy, bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
@@ -361,6 +373,67 @@ __global__ void __launch_bounds__(kThreads, TY > 8 || sizeof(Acc) > 4 ? 2 : 3)
     }
   };
 
+  // H first (WFirst = false, for downscaling): pass 1 resamples the window along H into `mid`
+  // (tile rows x window columns), kVec window columns per thread with vector loads; pass 2
+  // resamples `mid` along W, one output column per thread with its taps in registers.
+  const int32_t groups = (ncols + kVec - 1) / kVec;
+  const int32_t v_di = groups > 0 ? kThreads / groups : 0, v_dc = groups > 0 ? kThreads % groups : 0;
+  const int32_t v_i0 = groups > 0 ? tid / groups : tile_h, v_c0 = groups > 0 ? tid % groups : 0;
+  auto resample_w_first = [&](const T* win, Acc* mid) {
+    int32_t i = v_i0, c4 = v_c0;
+    while (i < tile_h) {
+      const Acc* w = s_w + i * ty;
+      const T* src = win + max(s_off[i], 0) * win_cols + c4 * kVec;
+      Acc v[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) v[e] = Acc(0);
+#pragma unroll
+      for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) {
+        const Acc wa = w[a];
+        const Pack<T, kVec> d = *reinterpret_cast<const Pack<T, kVec>*>(src + a * win_cols);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) v[e] += wa * Convert<T>::template load<Acc>(d.v[e]);
+      }
+      Pack<Acc, kVec> r;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) r.v[e] = v[e];
+      *reinterpret_cast<Pack<Acc, kVec>*>(mid + i * win_cols + c4 * kVec) = r;
+      c4 += v_dc;
+      i += v_di;
+      if (c4 >= groups) {
+        c4 -= groups;
+        ++i;
+      }
+    }
+  };
+  auto resample_w_last = [&](const Acc* mid, T* out) {
+    const Acc* p = mid + r1 * win_cols + cx;
+    T* o = out + static_cast<int64_t>(oy0 + r1) * OW + ox0 + j;
+    const int64_t o_step = static_cast<int64_t>(kRowStep1) * OW;
+#pragma unroll kUnroll1
+    for (int i = r1; i < tile_h; i += kRowStep1) {
+      Acc v = Acc(0);
+      if constexpr (TX > 0) {
+#pragma unroll
+        for (int b = 0; b < TX; ++b) v += wreg[b] * p[b];
+      } else {
+        if (col_ok)
+          for (int32_t b = 0; b < tx; ++b) v += wxr[b] * p[b];
+      }
+      if (j < tile_w) *o = Convert<T>::template store<Acc>(col_ok && s_off[i] >= 0 ? v : extrapolation);
+      p += kRowStep1 * win_cols;
+      o += o_step;
+    }
+  };
+  auto pass1 = [&](const T* win, Acc* mid) {
+    if constexpr (WFirst) resample_rows(win, mid);
+    else resample_w_first(win, mid);
+  };
+  auto pass2 = [&](const Acc* mid, T* out) {
+    if constexpr (WFirst) resample_cols(mid, out);
+    else resample_w_last(mid, out);
+  };
+
   // Plane k of this block is blockIdx.z + k * gridDim.z; its window is copied in iteration
   // k - 2 (or before the loop), resampled along W in iteration k - 1 and along H (and
   // stored) in iteration k. Three windows rotate (copy target, pass-1 source, and the one
@@ -382,14 +455,14 @@ __global__ void __launch_bounds__(kThreads, TY > 8 || sizeof(Acc) > 4 ? 2 : 3)
   // Buffers by index, not through a pointer array (which would live in local memory and
   // turn the shared-memory loads into generic ones).
   const auto win = [&](int st) { return reinterpret_cast<T*>(windows + st * window); };
-  const int64_t mid_elems = static_cast<int64_t>(max_rows) * TW;
+  const int64_t mid_elems = mid_elements(WFirst, TW, th, max_rows, win_cols);
   if (items > 0) issue(next_source(), win(0));
   else __pipeline_commit();
   if (items > 1) issue(next_source(), win(1));
   else __pipeline_commit();
   __pipeline_wait_prior(1);
   __syncthreads();  // also publishes the tile's H table
-  if (items > 0) resample_rows(win(0), mids);
+  if (items > 0) pass1(win(0), mids);
   T* out = dst + blockIdx.z * plane_size;
   const int64_t out_step = step * plane_size;
   int s_copy = 2, s_pass1 = 1;
@@ -398,8 +471,8 @@ __global__ void __launch_bounds__(kThreads, TY > 8 || sizeof(Acc) > 4 ? 2 : 3)
     else __pipeline_commit();
     __pipeline_wait_prior(1);
     __syncthreads();
-    if (k + 1 < items) resample_rows(win(s_pass1), mids + ((k + 1) & 1) * mid_elems);
-    resample_cols(mids + (k & 1) * mid_elems, out);
+    if (k + 1 < items) pass1(win(s_pass1), mids + ((k + 1) & 1) * mid_elems);
+    pass2(mids + (k & 1) * mid_elems, out);
     out += out_step;
     s_pass1 = s_copy;
     s_copy = s_copy == kStages - 1 ? 0 : s_copy + 1;
@@ -428,32 +501,54 @@ cudaError_t launch_elementwise(const Gather<T, Acc>& g, int64_t N, int64_t C, in
   return cudaGetLastError();
 }
 
-template <int TW, int TY, int TX, typename T, typename Acc>
-cudaError_t launch_staged(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, int32_t th,
-                          int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
-  constexpr int G = 16 / sizeof(T);
-  const auto kernel = staged_gather_kernel<TW, TY, TX, T, Acc>;
-  const size_t smem = staged_smem<T, Acc>(TW, g.ty, rows, cols);
-  if (smem > 48 * 1024) {
+// Resident blocks per SM and the SM count for a kernel at a dynamic shared memory size, on
+// the current device; raises the kernel's shared memory limit when needed. Queried once
+// per (kernel, bytes, device): the queries cost more host time than a small resize.
+cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, size_t, int>, int64_t> cache;
+  static std::map<std::pair<const void*, int>, size_t> limit;  // the kernel's raised limit, only ever raised
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const auto key = std::make_tuple(kernel, smem, device);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) {
+    *blocks = it->second;
+    return cudaSuccess;
+  }
+  size_t& raised = limit[std::make_pair(kernel, device)];
+  if (smem > 48 * 1024 && smem > raised) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
         e != cudaSuccess)
       return e;
+    raised = smem;
   }
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  int sms = 0, per_sm = 0;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
   if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem); e != cudaSuccess)
     return e;
+  *blocks = cache[key] = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
+  return cudaSuccess;
+}
+
+template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
+cudaError_t launch_staged(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, int32_t th,
+                          int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
+  constexpr int G = 16 / sizeof(T);
+  const auto kernel = staged_gather_kernel<WFirst, TW, TY, TX, T, Acc>;
+  const size_t smem = staged_smem<T, Acc>(WFirst, TW, th, g.ty, rows, cols);
+  int64_t resident = 0;
+  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
+    return e;
   const int64_t tiles_x = (W + TW - 1) / TW, tiles_y = (H + th - 1) / th;
   // One resident wave: each block loops over planes, so its pipeline start is paid once.
-  int64_t z = static_cast<int64_t>(std::max(per_sm, 1)) * sms / (tiles_x * tiles_y);
+  int64_t z = resident / (tiles_x * tiles_y);
   z = std::min<int64_t>(std::max<int64_t>(z, 1), std::min<int64_t>(N * C, 65535));
   const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(z));
   const bool vec_store = W % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % (kVec * sizeof(T)) == 0;
   // 16-byte copies need dense rows whose starts (and the window's, rounded down) are aligned.
   const bool vec_copy = g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
-                        (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0 &&
-                        cols % G == 0;
+                        (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0;
   kernel<<<grid, kThreads, smem, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H),
                                            static_cast<int32_t>(W), N * C, th, rows, cols, vec_copy, vec_store, dst);
   return cudaGetLastError();
@@ -467,10 +562,14 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
   if (channels_last || C >= INT32_MAX || !narrow)
     return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
   // The window a tile typically reads: the coordinate step is about src / out per axis, plus
-  // the taps, one for the rounding of the first tap and the 16-byte alignment of its start.
-  constexpr int G = 16 / sizeof(T);
+  // the taps, one for the rounding of the first tap and the alignment of its start (16-byte
+  // copies) and of the width (kVec-wide H passes).
+  constexpr int kAlign = 16 / sizeof(T) > kVec ? 16 / sizeof(T) : kVec;
   const double span_y = static_cast<double>(g.src_h) / static_cast<double>(H);
   const double span_x = static_cast<double>(g.src_w) / static_cast<double>(W);
+  // Upscaling resamples along W first (fewer window rows than tile rows), downscaling along
+  // H first (fewer tile rows than window rows).
+  const bool w_first = span_y <= 1.0;
   struct Shape {
     int tw, th;
   };
@@ -480,16 +579,18 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
   for (int pass = 0; pass < 2; ++pass) {
     for (const Shape& s : kShapes) {
       if (pass == 1 && s.th != 8) continue;
-      if (s.tw == 128 && W <= 64) continue;
+      if (s.tw == 128 && (W <= 64 || !w_first)) continue;
       if ((H + s.th - 1) / s.th > 65535) continue;
       const int64_t rows = static_cast<int64_t>(std::ceil((s.th - 1) * span_y)) + g.ty + 2;
       const int64_t cols =
-          (static_cast<int64_t>(std::ceil((s.tw - 1) * span_x)) + g.tx + 2 + (G - 1) + (G - 1)) / G * G;
-      const size_t smem = staged_smem<T, Acc>(s.tw, g.ty, rows, cols);
+          (static_cast<int64_t>(std::ceil((s.tw - 1) * span_x)) + g.tx + 2 + (kAlign - 1) + (kAlign - 1)) / kAlign *
+          kAlign;
+      const size_t smem = staged_smem<T, Acc>(w_first, s.tw, s.th, g.ty, rows, cols);
       if (smem > (pass == 0 ? 72 * 1024 : 200 * 1024)) continue;
       const int32_t r = static_cast<int32_t>(rows), c = static_cast<int32_t>(cols);
-      if (s.tw == 128) return launch_staged<128, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
-      return launch_staged<64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+      if (!w_first) return launch_staged<false, 64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+      if (s.tw == 128) return launch_staged<true, 128, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+      return launch_staged<true, 64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
     }
   }
   return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
@@ -505,6 +606,7 @@ cudaError_t gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int
       case 2: return launch_gather<2, 2>(g, N, C, H, W, channels_last, dst, stream);
       case 4: return launch_gather<4, 4>(g, N, C, H, W, channels_last, dst, stream);
       case 8: return launch_gather<8, 8>(g, N, C, H, W, channels_last, dst, stream);
+      case 10: return launch_gather<10, 10>(g, N, C, H, W, channels_last, dst, stream);
       case 12: return launch_gather<12, 12>(g, N, C, H, W, channels_last, dst, stream);
       case 16: return launch_gather<16, 16>(g, N, C, H, W, channels_last, dst, stream);
       default: break;

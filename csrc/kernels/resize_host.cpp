@@ -144,7 +144,7 @@ int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
 // taps is much faster than a runtime-length loop.
 void pad_table_widths(int32_t taps[2]) {
   const int32_t widest = std::max(taps[0], taps[1]);
-  for (int32_t w : {1, 2, 4, 8, 12, 16}) {
+  for (int32_t w : {1, 2, 4, 8, 10, 12, 16}) {
     if (widest <= w) {
       taps[0] = taps[1] = w;
       return;
