@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   const int32_t groups = (ncols + kVec - 1) / kVec;
   const int32_t v_di = groups > 0 ? kThreads / groups : 0, v_dc = groups > 0 ? kThreads % groups : 0;
   const int32_t v_i0 = groups > 0 ? tid / groups : tile_h, v_c0 = groups > 0 ? tid % groups : 0;
-  auto resample_w_first = [&](const T* win, Acc* mid) {
+  auto resample_h_first = [&](const T* win, Acc* mid) {
     int32_t i = v_i0, c4 = v_c0;
     while (i < tile_h) {
       const Acc* w = s_w + i * ty;
@@ -427,7 +427,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   };
   auto pass1 = [&](const T* win, Acc* mid) {
     if constexpr (WFirst) resample_rows(win, mid);
-    else resample_w_first(win, mid);
+    else resample_h_first(win, mid);
   };
   auto pass2 = [&](const Acc* mid, T* out) {
     if constexpr (WFirst) resample_cols(mid, out);
