@@ -2,11 +2,18 @@
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 1 \
         python tools/sanitize.py
+    compute-sanitizer --tool racecheck --error-exitcode 1 python tools/sanitize.py --quick
+    compute-sanitizer --tool synccheck --error-exitcode 1 python tools/sanitize.py --quick
 
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
-planes per block, odd widths, misaligned views, wide windows) in every dtype. Prints one line per case and 'sanitize: N cases' at the end.
+planes per block, odd widths, misaligned views, wide windows) in every dtype. ``--quick``
+runs only three cases of the shared-memory pipeline (many planes per block, a misaligned
+float16 view, a downscale), forward and backward: racecheck and synccheck are slow. Prints
+'sanitize: N cases' at the end.
 """
+import argparse
+
 import torch
 
 import twinops
@@ -20,9 +27,31 @@ CASES = [
 SIZES = [dict(scale_factor=2.0), dict(scale_factor=0.5), dict(size=(37, 5)), dict(scale_factor=(0.13, 3.1))]
 
 
+# (dtype, shape, offset of the view in W, interpolate arguments)
+PIPELINE = [(torch.float32, (2, 300, 6, 9), 0, dict(mode="bicubic", scale_factor=2.0)),
+            (torch.float16, (1, 2, 37, 304), 3, dict(mode="bilinear", scale_factor=0.5)),
+            (torch.float32, (1, 2, 64, 256), 0, dict(mode="bicubic", scale_factor=0.5))]
+
+
+def pipeline_cases(device: str, g: torch.Generator) -> int:
+    for dtype, shape, offset, kw in PIPELINE:
+        x = torch.randn(*shape, device=device, dtype=dtype, generator=g)[..., offset:].requires_grad_()
+        y = twinops.interpolate(x, **kw)
+        y.backward(torch.randn(y.shape, device=device, dtype=dtype, generator=g))
+    return len(PIPELINE)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the shared-memory pipeline cases")
+    args = parser.parse_args()
     assert torch.cuda.is_available() and twinops.has_cuda_kernels(), "needs CUDA and twinops CUDA kernels"
     g = torch.Generator("cuda").manual_seed(0)
+    if args.quick:
+        n = pipeline_cases("cuda", g)
+        torch.cuda.synchronize()
+        print(f"sanitize: {n} cases")
+        return
     n = 0
     for dtype in (torch.float32, torch.float16):
         base = torch.randn(2, 3, 41, 70, device="cuda", dtype=dtype, generator=g)
