@@ -283,8 +283,9 @@ def test_channels_last_and_non_contiguous(device, kw):
 
 # The NCHW CUDA gather stages each tile's input window in shared memory and pipelines over
 # planes: many planes per block, several tiles per plane, partial tiles, 16-byte and
-# per-element copies (odd widths, misaligned views), wide windows (strong downscaling) and
-# the backward's inverse tables.
+# per-element copies (odd widths, misaligned views), 16-byte copies of rows that end inside
+# a copy unit (padded views of odd widths), wide windows (strong downscaling) and the
+# backward's inverse tables.
 TILED_CASES = [
     ((3, 300, 9, 14), dict(scale_factor=2.0, mode="bicubic")),
     ((2, 3, 64, 256), dict(scale_factor=2.0, mode="bilinear")),
@@ -299,11 +300,16 @@ TILED_CASES = [
 
 @cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned"])
+@pytest.mark.parametrize("layout", ["dense", "offset", "padded"])
 @pytest.mark.parametrize("shape,kw", TILED_CASES, ids=[f"{s}-{_ids(k)}" for s, k in TILED_CASES])
-def test_tiled_gather_matches_reference(dtype, misaligned, shape, kw):
+def test_tiled_gather_matches_reference(dtype, layout, shape, kw):
     n, c, h, w = shape
-    x = random_input((n, c, h, w + 3 * misaligned), dtype, "cuda")[..., 3 * misaligned:]
+    if layout == "offset":  # rows start 3 elements past an aligned address
+        x = random_input((n, c, h, w + 3), dtype, "cuda")[..., 3:]
+    elif layout == "padded":  # aligned rows, 16-element pitch, width not a multiple of 16
+        x = random_input((n, c, h, (w + 31) // 16 * 16), dtype, "cuda")[..., :w]
+    else:
+        x = random_input((n, c, h, w), dtype, "cuda")
     x.requires_grad_()
     out = twinops.interpolate(x, **kw)
     # The reference computes in twinops' (and ATen's) opmath: float32 coordinates and

@@ -135,6 +135,12 @@ constexpr int kStages = 3;  // input windows in shared memory: two in flight, on
 
 TWIN_HD constexpr size_t align16(size_t b) { return (b + 15) & ~size_t(15); }
 
+// Window widths are multiples of this: whole 16-byte copy units and kVec-wide H passes.
+template <typename T>
+TWIN_HD constexpr int window_align() {
+  return 16 / sizeof(T) > kVec ? static_cast<int>(16 / sizeof(T)) : kVec;
+}
+
 // Bytes before the windows: the tile's row offsets and H weights.
 template <typename Acc>
 TWIN_HD size_t tile_table_bytes(int32_t ty) {
@@ -272,14 +278,28 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   }
 
   // Copies of one plane's window: units of G elements (vec_copy) or single elements, laid
-  // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) and
-  // column c input column min(xmin + c, src_w - 1), as tap_index clamps.
+  // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) (as
+  // tap_index clamps) and column c input column xmin + c. Only the columns the tile reads
+  // are copied (`need`, rounded to whole units and kVec groups). Columns past the input's
+  // last one are only read by zero-weight padding taps (resize_axis_entry merges every real
+  // tap into the range); they hold zeros, written once for all planes below, so no copy
+  // diverges on the right edge. (tap_index would read the last column there: the same
+  // result unless that column is not finite.)
   const int32_t unit = vec_copy ? G : 1;
-  const int32_t units = ncols > 0 ? (win_cols / unit) : 1;
+  constexpr int kAlignCols = window_align<T>();
+  const int32_t need = ncols > 0 ? min(win_cols, (ncols + kAlignCols - 1) / kAlignCols * kAlignCols) : 0;
+  const int32_t units = ncols > 0 ? need / unit : 1;
   const int32_t copy_rows = ncols > 0 ? nrows : 0;
   const int32_t u_dr = kThreads / units, u_dq = kThreads % units;
   const int32_t u_r0 = tid / units, u_q0 = tid % units;
   const int32_t row_stride = static_cast<int32_t>(g.stride[2]), col_stride = static_cast<int32_t>(g.stride[3]);
+  const int32_t past_end = max(0, min(need, g.src_w - xmin));  // first window column past the input
+  const int32_t tail = need - past_end, tail_per_stage = copy_rows * tail;
+  for (int32_t e = tid; e < kStages * tail_per_stage; e += kThreads) {
+    const int32_t st = e / tail_per_stage, rc = e % tail_per_stage;
+    reinterpret_cast<T*>(windows + st * window)[(rc / tail) * win_cols + past_end + rc % tail] =
+        Convert<T>::template store<Acc>(Acc(0));
+  }
   auto issue = [&](const T* src, T* win) {
     int32_t r = u_r0, q = u_q0;
     while (r < copy_rows) {
@@ -288,8 +308,9 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
       const int32_t x = xmin + q * unit;
       if (vec_copy && x + G <= g.src_w) {
         __pipeline_memcpy_async(d, row + x, 16);
-      } else {
-        for (int e = 0; e < unit; ++e) copy_element(d + e, row + tap_index(x, e, g.src_w) * col_stride);
+      } else if (x < g.src_w) {  // a unit across the input's end (src_w % G != 0), or unit 1
+        for (int e = 0; e < unit; ++e)
+          if (x + e < g.src_w) copy_element(d + e, row + static_cast<int64_t>(x + e) * col_stride);
       }
       q += u_dq;
       r += u_dr;
@@ -564,7 +585,7 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
   // The window a tile typically reads: the coordinate step is about src / out per axis, plus
   // the taps, one for the rounding of the first tap and the alignment of its start (16-byte
   // copies) and of the width (kVec-wide H passes).
-  constexpr int kAlign = 16 / sizeof(T) > kVec ? 16 / sizeof(T) : kVec;
+  constexpr int kAlign = window_align<T>();
   const double span_y = static_cast<double>(g.src_h) / static_cast<double>(H);
   const double span_x = static_cast<double>(g.src_w) / static_cast<double>(W);
   // Upscaling resamples along W first (fewer window rows than tile rows), downscaling along
