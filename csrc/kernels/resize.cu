@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 // thread, vector loads), then along W. The tile's tables live in registers (W) and shared
 // memory (H), fixed for all planes; one barrier per plane. Tiles whose window exceeds the
 // launch's window (crops, flips, uneven tables) take the per-element gather.
-constexpr int kTileHMax = 32;
+constexpr int kTileHMax = 64;
 constexpr int kVec = 4;     // adjacent outputs (W first) or window columns (H first) per thread
 constexpr int kStages = 3;  // input windows in shared memory: two in flight, one in use
 
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     staged_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t th,
                          int32_t max_rows, int32_t win_cols, bool vec_copy, bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
-  constexpr int kRowStep2 = kThreads / kGroups;  // pass-2 rows in flight
+  constexpr int kRowStep2 = kThreads / kGroups;  // pass-2 row groups
   constexpr int kRowStep1 = kThreads / TW;       // pass-1 rows in flight
   constexpr int kUnroll1 = TX > 0 && TX <= 4 ? 4 : 1;
   constexpr int G = 16 / sizeof(T);  // elements per 16-byte copy
@@ -290,8 +290,11 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   const int32_t need = ncols > 0 ? min(win_cols, (ncols + kAlignCols - 1) / kAlignCols * kAlignCols) : 0;
   const int32_t units = ncols > 0 ? need / unit : 1;
   const int32_t copy_rows = ncols > 0 ? nrows : 0;
-  const int32_t u_dr = kThreads / units, u_dq = kThreads % units;
-  const int32_t u_r0 = tid / units, u_q0 = tid % units;
+  // Copy lanes: `lanes` threads per window row, one unit column each (looping when a row has
+  // more units than threads), kThreads / lanes rows at a time; the rest idle. A lane's
+  // columns are the same for every plane and row, so its loop only steps the row.
+  const int32_t lanes = min(units, kThreads);
+  const int32_t c_q0 = tid % lanes, c_r0 = tid / lanes, c_dr = kThreads / lanes;
   const int32_t row_stride = static_cast<int32_t>(g.stride[2]), col_stride = static_cast<int32_t>(g.stride[3]);
   const int32_t past_end = max(0, min(need, g.src_w - xmin));  // first window column past the input
   const int32_t tail = need - past_end, tail_per_stage = copy_rows * tail;
@@ -301,22 +304,18 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
         Convert<T>::template store<Acc>(Acc(0));
   }
   auto issue = [&](const T* src, T* win) {
-    int32_t r = u_r0, q = u_q0;
-    while (r < copy_rows) {
-      const T* row = src + tap_index(ymin, r, g.src_h) * row_stride;
-      T* d = win + r * win_cols + q * unit;
+    for (int32_t q = c_r0 < c_dr ? c_q0 : units; q < units; q += lanes) {
       const int32_t x = xmin + q * unit;
+      T* d = win + q * unit;
       if (vec_copy && x + G <= g.src_w) {
-        __pipeline_memcpy_async(d, row + x, 16);
+        for (int32_t r = c_r0; r < copy_rows; r += c_dr)
+          __pipeline_memcpy_async(d + r * win_cols, src + tap_index(ymin, r, g.src_h) * row_stride + x, 16);
       } else if (x < g.src_w) {  // a unit across the input's end (src_w % G != 0), or unit 1
-        for (int e = 0; e < unit; ++e)
-          if (x + e < g.src_w) copy_element(d + e, row + static_cast<int64_t>(x + e) * col_stride);
-      }
-      q += u_dq;
-      r += u_dr;
-      if (q >= units) {
-        q -= units;
-        ++r;
+        for (int32_t r = c_r0; r < copy_rows; r += c_dr) {
+          const T* row = src + tap_index(ymin, r, g.src_h) * row_stride;
+          for (int e = 0; e < unit; ++e)
+            if (x + e < g.src_w) copy_element(d + r * win_cols + e, row + static_cast<int64_t>(x + e) * col_stride);
+        }
       }
     }
     __pipeline_commit();
@@ -353,6 +352,52 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     }
   };
 
+  // Pass 1 on column pairs (2 jp, 2 jp + 1), used when in every pair of the tile the second
+  // column's taps start 0 or 1 window columns after the first's (upscaling along W): TX + 1
+  // window loads give both mids. Same sums, same order as resample_rows.
+  constexpr bool kPairable = WFirst && TX > 0 && TX <= 4;
+  constexpr int kPairsPerRow = TW / 2, kPairRowStep = kThreads / kPairsPerRow;
+  const int jp = tid % kPairsPerRow, rp = tid / kPairsPerRow;
+  bool pairs = false, pshift = false;
+  int32_t pc = 0;
+  Acc pw0[kPairable ? TX : 1], pw1[kPairable ? TX : 1];
+  if constexpr (kPairable) {
+    const int32_t ja = ox0 + 2 * jp, jb = ja + 1;
+    const bool oka = ja < ox0 + tile_w && g.fx[ja] >= 0, okb = jb < ox0 + tile_w && g.fx[jb] >= 0;
+    const int32_t ca = oka ? g.fx[ja] - xmin : 0;
+    const int32_t cb = okb ? g.fx[jb] - xmin : ca;
+    pc = oka ? ca : cb;
+    pshift = cb - pc == 1;
+#pragma unroll
+    for (int b = 0; b < TX; ++b) {
+      pw0[b] = oka ? g.wx[static_cast<int64_t>(ja) * TX + b] : Acc(0);
+      pw1[b] = okb ? g.wx[static_cast<int64_t>(jb) * TX + b] : Acc(0);
+    }
+    pairs = __syncthreads_and(cb - pc == 0 || pshift);
+  }
+  auto resample_pairs = [&](const T* win, Acc* mid) {
+    if constexpr (kPairable) {
+      const T* p = win + rp * win_cols + pc;
+      Acc* m = mid + rp * TW + 2 * jp;
+#pragma unroll 2
+      for (int r = rp; r < copy_rows; r += kPairRowStep) {
+        Acc f[TX + 1];
+#pragma unroll
+        for (int b = 0; b < TX; ++b) f[b] = Convert<T>::template load<Acc>(p[b]);
+        f[TX] = pshift ? Convert<T>::template load<Acc>(p[TX]) : Acc(0);  // only a shifted pair reads it
+        Pack<Acc, 2> v;
+        v.v[0] = v.v[1] = Acc(0);
+#pragma unroll
+        for (int b = 0; b < TX; ++b) v.v[0] += pw0[b] * f[b];
+#pragma unroll
+        for (int b = 0; b < TX; ++b) v.v[1] += pw1[b] * (pshift ? f[b + 1] : f[b]);
+        *reinterpret_cast<Pack<Acc, 2>*>(m) = v;
+        p += kPairRowStep * win_cols;
+        m += kPairRowStep * TW;
+      }
+    }
+  };
+
   // Pass 2 (kVec adjacent columns per thread): along H from `mid`. Extrapolated rows have
   // zero weights and read row 0; the extrapolation value replaces them at the store.
   const int q = tid % kGroups, r2 = tid / kGroups;
@@ -363,34 +408,89 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     if (oxq + k < OW && g.fx[oxq + k] >= 0) xmask |= 1u << k;
   const bool fast = vec_store && oxq + kVec <= OW && xmask == (1u << kVec) - 1;
   const Acc extrapolation = g.extrapolation;
-  const int64_t row_step2 = static_cast<int64_t>(kRowStep2) * OW;
+  // Each group of kGroups threads takes a run of consecutive tile rows, two at a time: when
+  // the second row's taps start at most one mid row below the first's (upscaling), the two
+  // rows share their mid-row loads (TY + 1 rows for both instead of 2 * TY). The sums are
+  // the same, in the same order.
+  const int32_t chunk2 = (th + kRowStep2 - 1) / kRowStep2;
+  const int32_t i_begin = min(r2 * chunk2, tile_h), i_end = min(i_begin + chunk2, tile_h);
+  using Row = Pack<Acc, kVec>;
   auto resample_cols = [&](const Acc* mid, T* out) {
     const Acc* col = mid + q * kVec;
-    T* o = out + static_cast<int64_t>(oy0 + r2) * OW + oxq;
-#pragma unroll 2
-    for (int i = r2; i < tile_h; i += kRowStep2) {
-      const int32_t off = s_off[i];
-      const Acc* w = s_w + i * ty;
-      const Acc* c = col + max(off, 0) * TW;
-      Acc v[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) v[e] = Acc(0);
+    T* o = out + static_cast<int64_t>(oy0 + i_begin) * OW + oxq;
+    auto one_row = [&](int32_t off, const Acc* w, Acc* v) {
+      const Acc* c = col + off * TW;
 #pragma unroll
       for (int32_t a = 0; a < (TY > 0 ? TY : ty); ++a) {
         const Acc wa = w[a];
-        const Pack<Acc, kVec> d = *reinterpret_cast<const Pack<Acc, kVec>*>(c + a * TW);
+        const Row d = *reinterpret_cast<const Row*>(c + a * TW);
 #pragma unroll
         for (int e = 0; e < kVec; ++e) v[e] += wa * d.v[e];
       }
+    };
+    auto store_row = [&](T* dst_row, int32_t off, const Acc* v) {
       if (fast && off >= 0) {
-        store4(o, static_cast<const Acc*>(v));
+        store4(dst_row, v);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
           if (oxq + e < OW)
-            o[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
+            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
       }
-      o += row_step2;
+    };
+    int i = i_begin;
+    if constexpr (TY > 0 && TY <= 4) {
+      for (; i + 1 < i_end; i += 2) {
+        const int32_t off0 = s_off[i], off1 = s_off[i + 1], d = off1 - off0;
+        const Acc* w0 = s_w + i * TY;
+        const Acc* w1 = w0 + TY;
+        Acc v0[kVec], v1[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) v0[e] = v1[e] = Acc(0);
+        if (off0 >= 0 && (d == 0 || d == 1)) {
+          const Acc* c = col + off0 * TW;
+          Row r[TY + 1];
+#pragma unroll
+          for (int a = 0; a < TY; ++a) r[a] = *reinterpret_cast<const Row*>(c + a * TW);
+#pragma unroll
+          for (int a = 0; a < TY; ++a) {
+            const Acc wa = w0[a];
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) v0[e] += wa * r[a].v[e];
+          }
+          if (d == 0) {
+#pragma unroll
+            for (int a = 0; a < TY; ++a) {
+              const Acc wa = w1[a];
+#pragma unroll
+              for (int e = 0; e < kVec; ++e) v1[e] += wa * r[a].v[e];
+            }
+          } else {
+            r[TY] = *reinterpret_cast<const Row*>(c + TY * TW);
+#pragma unroll
+            for (int a = 0; a < TY; ++a) {
+              const Acc wa = w1[a];
+#pragma unroll
+              for (int e = 0; e < kVec; ++e) v1[e] += wa * r[a + 1].v[e];
+            }
+          }
+        } else {
+          if (off0 >= 0) one_row(off0, w0, v0);
+          if (off1 >= 0) one_row(off1, w1, v1);
+        }
+        store_row(o, off0, v0);
+        store_row(o + OW, off1, v1);
+        o += 2 * static_cast<int64_t>(OW);
+      }
+    }
+    for (; i < i_end; ++i) {
+      const int32_t off = s_off[i];
+      Acc v[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) v[e] = Acc(0);
+      if (off >= 0) one_row(off, s_w + i * ty, v);
+      store_row(o, off, v);
+      o += OW;
     }
   };
 
@@ -447,8 +547,12 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     }
   };
   auto pass1 = [&](const T* win, Acc* mid) {
-    if constexpr (WFirst) resample_rows(win, mid);
-    else resample_h_first(win, mid);
+    if constexpr (WFirst) {
+      if (pairs) resample_pairs(win, mid);
+      else resample_rows(win, mid);
+    } else {
+      resample_h_first(win, mid);
+    }
   };
   auto pass2 = [&](const Acc* mid, T* out) {
     if constexpr (WFirst) resample_cols(mid, out);
@@ -594,9 +698,9 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
   struct Shape {
     int tw, th;
   };
-  // Widest tiles first (longer stores, less halo); the first that leaves room for three
-  // blocks per SM, else the smallest that fits at all.
-  constexpr Shape kShapes[] = {{128, 32}, {64, 32}, {64, 16}, {64, 8}};
+  // Largest tiles first (longer stores, less halo, longer runs of rows per pass-2 thread);
+  // the first that leaves room for three blocks per SM, else the smallest that fits at all.
+  constexpr Shape kShapes[] = {{128, 64}, {128, 32}, {64, 32}, {64, 16}, {64, 8}};
   for (int pass = 0; pass < 2; ++pass) {
     for (const Shape& s : kShapes) {
       if (pass == 1 && s.th != 8) continue;
