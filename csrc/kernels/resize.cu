@@ -398,8 +398,8 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
     }
   };
 
-  // Pass 2 (kVec adjacent columns per thread): along H from `mid`. Extrapolated rows have
-  // zero weights and read row 0; the extrapolation value replaces them at the store.
+  // Pass 2 (kVec adjacent columns per thread): along H from `mid`. Extrapolated rows (offset
+  // -1) are not computed; the extrapolation value replaces them at the store.
   const int q = tid % kGroups, r2 = tid / kGroups;
   const int32_t oxq = ox0 + q * kVec;
   unsigned xmask = 0;  // columns of this thread that are in range and not extrapolated
@@ -449,30 +449,23 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
         for (int e = 0; e < kVec; ++e) v0[e] = v1[e] = Acc(0);
         if (off0 >= 0 && (d == 0 || d == 1)) {
           const Acc* c = col + off0 * TW;
+          auto mac = [](Acc* v, const Acc* w, const Row* rows) {  // v += sum_a w[a] * rows[a]
+#pragma unroll
+            for (int a = 0; a < TY; ++a) {
+              const Acc wa = w[a];
+#pragma unroll
+              for (int e = 0; e < kVec; ++e) v[e] += wa * rows[a].v[e];
+            }
+          };
           Row r[TY + 1];
 #pragma unroll
           for (int a = 0; a < TY; ++a) r[a] = *reinterpret_cast<const Row*>(c + a * TW);
-#pragma unroll
-          for (int a = 0; a < TY; ++a) {
-            const Acc wa = w0[a];
-#pragma unroll
-            for (int e = 0; e < kVec; ++e) v0[e] += wa * r[a].v[e];
-          }
-          if (d == 0) {
-#pragma unroll
-            for (int a = 0; a < TY; ++a) {
-              const Acc wa = w1[a];
-#pragma unroll
-              for (int e = 0; e < kVec; ++e) v1[e] += wa * r[a].v[e];
-            }
+          mac(v0, w0, r);
+          if (d == 0) {  // two branches: register arrays need compile-time indices
+            mac(v1, w1, r);
           } else {
             r[TY] = *reinterpret_cast<const Row*>(c + TY * TW);
-#pragma unroll
-            for (int a = 0; a < TY; ++a) {
-              const Acc wa = w1[a];
-#pragma unroll
-              for (int e = 0; e < kVec; ++e) v1[e] += wa * r[a + 1].v[e];
-            }
+            mac(v1, w1, r + 1);
           }
         } else {
           if (off0 >= 0) one_row(off0, w0, v0);
