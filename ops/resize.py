@@ -89,7 +89,7 @@ class ResizeAttrs:
 
 
 # ---------------------------------------------------------------------------------------
-# torch.library registrations: fake kernels and autograd (backward is its own op)
+# torch.library registrations: fake kernels (autograd: C++; backward is its own op)
 # ---------------------------------------------------------------------------------------
 
 def _suggest_format(t: Tensor) -> torch.memory_format:
@@ -112,28 +112,9 @@ def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformati
     return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
 
 
-def _setup_resize(ctx, inputs, output):
-    ctx.input_shape = tuple(inputs[0].shape)
-    ctx.attrs = inputs[2:]
-
-
-def _resize_grad(ctx, grad):
-    return (torch.ops.twinops.resize_backward(grad, list(ctx.input_shape), *ctx.attrs),) + (None,) * 11
-
-
-def _setup_resize_backward(ctx, inputs, output):
-    ctx.grad_output_size = tuple(inputs[0].shape[2:])
-    ctx.attrs = inputs[2:]
-
-
-def _resize_backward_grad(ctx, grad):
-    # resize_backward is linear in grad_output; its adjoint is the forward resize.
-    return (torch.ops.twinops.resize(grad, list(ctx.grad_output_size), *ctx.attrs),) + (None,) * 11
-
-
-torch.library.register_autograd("twinops::resize", _resize_grad, setup_context=_setup_resize)
-torch.library.register_autograd("twinops::resize_backward", _resize_backward_grad,
-                                setup_context=_setup_resize_backward)
+# Autograd of both ops is registered in C++ (csrc/torch/resize_autograd.cpp): each op's
+# gradient is the other op, and the Python register_autograd path costs several times a
+# small resize per call.
 
 
 def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs) -> Tensor:

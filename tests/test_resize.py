@@ -249,6 +249,19 @@ def test_torch_compile_inductor_dynamic(device):
         torch.testing.assert_close(compiled(x), net(x))
 
 
+def test_torch_compile_dynamic_backward(device):
+    # The C++ autograd kernel saves the input's symbolic sizes for the backward op: the
+    # compiled gradient must match eager's for every size of one dynamic graph.
+    torch._dynamo.reset()
+    net = _Net(scale_factor=1.5, mode="bicubic").to(device)
+    compiled = torch.compile(net, fullgraph=True, dynamic=True, backend="aot_eager")
+    for hw in ((8, 10), (12, 7)):
+        x = random_input((2, 3, *hw), torch.float32, device).requires_grad_()
+        (want,) = torch.autograd.grad(net(x).square().sum(), x)
+        (got,) = torch.autograd.grad(compiled(x).square().sum(), x)
+        torch.testing.assert_close(got, want)
+
+
 @pytest.mark.parametrize("how", [dict(scales=[1.5, 0.7], axes=[2, 3]), dict(sizes=[9, 4], axes=[2, 3])], ids=_ids)
 def test_torch_compile_onnx_resize_dynamic(device, how):
     # Automatic dynamic shapes: the second size recompiles with symbolic H and W.
