@@ -1,8 +1,8 @@
 // Autograd of twinops::resize / resize_backward, registered for every backend at the
 // Autograd key (torchvision's pattern). torch.library.register_autograd would do the same in
-// Python, but its per-call cost (~45 us on a 2-core CI machine for a forward that requires
-// grad, ~7 us without; its fill_defaults rebuilds the 12-argument schema once per argument)
-// is several times the whole op at small sizes. Each op's gradient is the other op: the
+// Python, but its per-call cost (~41 us more on a 2-core CI machine for a forward that
+// requires grad, ~5 us more without; its fill_defaults rebuilds the 12-argument schema once
+// per argument) is several times the whole op at small sizes. Each op's gradient is the other op: the
 // resize is linear in its input, and resize_backward is its adjoint. Both go through the
 // dispatcher, so double backward and torch.compile see the ops themselves.
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -98,6 +98,10 @@ at::Tensor autograd_kernel(const at::Tensor& src, c10::SymIntArrayRef size, c10:
                 antialias,         scales.vec(),
                 roi.vec(),         extrapolation_value,
                 pytorch};
+  if (!at::GradMode::is_enabled() || !src.requires_grad()) {  // nothing to record: skip the graph node
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return call(ForwardIsResize, src, size, a);
+  }
   return LinearResize<ForwardIsResize>::apply(src, size, a);
 }
 
