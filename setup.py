@@ -58,7 +58,9 @@ def _extensions():
     frontend = os.path.join(HERE, "csrc", "torch")
     sources = _rel(glob.glob(os.path.join(kernels, "*.cpp")))
     sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
-    cxx = ["-O3", "-Wall", "-Wno-unknown-pragmas"]
+    # -ffp-contract=off: the host builds resize tables bitwise as the device does (mul_rn in
+    # csrc/kernels/resize.cuh); MSVC does not contract under its default /fp:precise.
+    cxx = ["-O3", "-Wall", "-Wno-unknown-pragmas"] + ([] if sys.platform == "win32" else ["-ffp-contract=off"])
     if _want_cuda(torch):
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_ARCH_LIST)
         sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))

@@ -88,7 +88,9 @@ const char* parse_mode(const char* s, int32_t* out);
 const char* parse_coord(const char* s, int32_t* out);
 const char* parse_nearest(const char* s, int32_t* out);
 
-// Upper bound on the taps per output index along one axis.
+// Upper bound on the taps per output index along one axis, from the sizes and attributes
+// alone (no pass over the axis): it also bounds nearby shapes, as a TensorRT profile needs.
+// workspace_layout's widths are exact and never exceed it.
 int32_t axis_taps(const Params& p, const Axis& a);
 
 struct Workspace {
@@ -106,20 +108,43 @@ struct Workspace {
 // plugins, over a shape profile) pads with it too.
 void pad_table_widths(int32_t taps[2]);
 
-// `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse tables,
-// whose width is found by building the forward tables on the host (O(out * taps)).
+// `opmath_bytes` is sizeof(float) or sizeof(double). `backward` adds the inverse tables.
+// The widths are the widest rows the tables will hold, found on the host where a formula
+// would overshoot: ATen antialias windows by a pass over the outputs (O(out)), inverse rows
+// by building the forward tables (O(out * taps)); remembered per axis. Exact, because the
+// device builds the same tables bitwise (mul_rn).
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 
 // ---------------------------------------------------------------------------------------
 // Per-element math (shared by CUDA kernels, CPU loops and plugins)
 // ---------------------------------------------------------------------------------------
 
+// A product that is never fused with a neighbouring add into an FMA. nvcc contracts
+// a * b + c by default; the host builds with -ffp-contract=off (setup.py, csrc/trt/build.py).
+// Table math multiplies with it wherever an add follows, so a table built on the device is
+// bitwise the table built on the host: the host can then size the workspace exactly
+// (axis_table_taps, the inverse widths) with no margin for taps the device might move.
+TWIN_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+TWIN_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 template <typename Acc>
 TWIN_HD Acc cubic_weight(Acc x, Acc a) {
   // Keys cubic convolution; the same polynomials as ATen's cubic_convolution1/2.
   x = x < Acc(0) ? -x : x;
-  if (x <= Acc(1)) return ((a + Acc(2)) * x - (a + Acc(3))) * x * x + Acc(1);
-  if (x < Acc(2)) return ((a * x - Acc(5) * a) * x + Acc(8) * a) * x - Acc(4) * a;
+  if (x <= Acc(1)) return mul_rn(mul_rn(mul_rn(a + Acc(2), x) - (a + Acc(3)), x), x) + Acc(1);
+  if (x < Acc(2)) return mul_rn(mul_rn(mul_rn(a, x) - mul_rn(Acc(5), a), x) + mul_rn(Acc(8), a), x) - mul_rn(Acc(4), a);
   return Acc(0);
 }
 
@@ -144,7 +169,7 @@ TWIN_HD Acc pytorch_step(const Axis& a, bool align_corners) {
 // Sets *extrapolate for tf_crop_and_resize coordinates outside [0, in - 1].
 TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* extrapolate) {
   const double scale = a.scale > 0.0 ? a.scale : static_cast<double>(a.out) / static_cast<double>(a.in);
-  const double out_w = scale * static_cast<double>(a.in);
+  const double out_w = mul_rn(scale, static_cast<double>(a.in));
   const double y = static_cast<double>(d);
   const double in1 = static_cast<double>(a.in - 1);
   *extrapolate = false;
@@ -158,7 +183,7 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
     case kHalfPixelSymmetric: {
       const double adjustment = static_cast<double>(a.out) / out_w;
       const double center = static_cast<double>(a.in) / 2.0;
-      const double offset = center * (1.0 - adjustment);
+      const double offset = mul_rn(center, 1.0 - adjustment);
       return offset + (y + 0.5) / scale - 0.5;
     }
     case kTfCropAndResize: {
@@ -169,7 +194,7 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
       } else {
         x = y * static_cast<double>(extent) * in1 / (out_w - 1.0);
       }
-      x = x + static_cast<double>(a.roi_start * static_cast<float>(a.in - 1));
+      x = x + static_cast<double>(mul_rn(a.roi_start, static_cast<float>(a.in - 1)));
       *extrapolate = x < 0.0 || x > in1;
       return x;
     }
@@ -179,10 +204,29 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
   }
 }
 
+// ATen's _compute_indices_min_size_weights_aa (PIL's window) for output d, step r =
+// pytorch_step: the filter centre, the first input index and the window size (taps).
+// Mixed float/double promotions as in ATen's CPU code.
+template <typename Acc>
+TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d, Acc* center, int64_t* first,
+                               int64_t* size) {
+  const Acc half_taps = p.mode == kCubic ? Acc(2) : Acc(1);
+  const Acc c = static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
+  const Acc support = r >= Acc(1) ? mul_rn(half_taps, r) : half_taps;
+  const int64_t max_size = static_cast<int64_t>(ceil(static_cast<double>(support))) * 2 + 1;
+  int64_t lo = static_cast<int64_t>(static_cast<double>(c - support) + 0.5);
+  lo = lo > 0 ? lo : 0;
+  int64_t hi = static_cast<int64_t>(static_cast<double>(c + support) + 0.5);
+  hi = hi < a.in ? hi : a.in;
+  *center = c;
+  *first = lo;
+  *size = clamp_index<int64_t>(hi - lo, 0, max_size);
+}
+
 // Fills the table entry of output index d along axis `a`: first[d] (-1 when the sample
 // is extrapolated) and the merged weights of taps first[d] .. first[d] + taps - 1, zero
 // padded. Tap indices past the input end are clamped by the readers (weight 0 there).
-// `taps` is the table width: at least axis_taps(p, a) (workspace_layout pads it).
+// `taps` is the table width: at least the widest window (workspace_layout's, padded).
 template <typename Acc>
 TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first,
                                Acc* weight) {
@@ -219,26 +263,15 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
       j0 = j1 = idx;
       box = true;
     } else if (p.antialias) {
-      // ATen's _compute_indices_min_size_weights_aa (PIL's window).
-      const Acc half_taps = p.mode == kCubic ? Acc(2) : Acc(1);
-      // Mixed float/double promotions as in ATen's CPU code.
-      const Acc center = static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
-      const Acc support = r >= Acc(1) ? half_taps * r : half_taps;
+      int64_t size = 0;
+      pytorch_aa_window<Acc>(p, a, r, d, &x, &j0, &size);
       filter_scale = r >= Acc(1) ? static_cast<Acc>(1.0 / static_cast<double>(r)) : Acc(1);
-      const int64_t max_size = static_cast<int64_t>(ceil(static_cast<double>(support))) * 2 + 1;
-      int64_t lo = static_cast<int64_t>(static_cast<double>(center - support) + 0.5);
-      lo = lo > 0 ? lo : 0;
-      int64_t hi = static_cast<int64_t>(static_cast<double>(center + support) + 0.5);
-      hi = hi < a.in ? hi : a.in;
-      int64_t size = clamp_index<int64_t>(hi - lo, 0, max_size);
-      j0 = lo;
-      j1 = lo + size - 1;
-      x = center;
+      j1 = j0 + size - 1;
       pytorch_aa = true;
       exclude = true;
       normalise = true;
     } else {
-      Acc src = align ? r * static_cast<Acc>(d) : r * (static_cast<Acc>(d) + Acc(0.5)) - Acc(0.5);
+      Acc src = align ? mul_rn(r, static_cast<Acc>(d)) : mul_rn(r, static_cast<Acc>(d) + Acc(0.5)) - Acc(0.5);
       if (p.mode == kLinear && src < Acc(0)) src = Acc(0);
       x = src;
       const int64_t base = static_cast<int64_t>(floor(static_cast<double>(src)));
@@ -295,6 +328,10 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
   const int64_t c1 = clamp_index<int64_t>(j1, 0, last_index);
   first[d] = static_cast<int32_t>(c0);
   const int32_t count = static_cast<int32_t>(c1 - c0 + 1);
+  if (count > taps) {  // a table narrower than its window (a bug): NaN, never a silent drop
+    for (int32_t k = 0; k < taps; ++k) w[k] = static_cast<Acc>(NAN);
+    return;
+  }
   Acc total = Acc(0);
   // Excluded taps outside the input contribute nothing: skip them without iterating.
   const int64_t jb = exclude && j0 < 0 ? 0 : j0;
@@ -304,9 +341,9 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
     if (box) {
       wt = Acc(1);
     } else {
-      const Acc t = pytorch_aa ? static_cast<Acc>((static_cast<double>(static_cast<Acc>(j) - x) + 0.5) *
-                                                  static_cast<double>(filter_scale))
-                               : (static_cast<Acc>(j) - x) * filter_scale;
+      const Acc t = pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - x) + 0.5,
+                                                         static_cast<double>(filter_scale)))
+                               : mul_rn(static_cast<Acc>(j) - x, filter_scale);
       wt = p.mode == kCubic ? cubic_weight<Acc>(t, static_cast<Acc>(p.cubic_a)) : linear_weight<Acc>(t);
     }
     w[clamp_index<int64_t>(j, 0, last_index) - c0] += wt;
@@ -352,6 +389,10 @@ TWIN_HD void inverse_entry(const int32_t* first, const Acc* weight, int32_t taps
     return;
   }
   ifirst[i] = lo[i];
+  if (hi[i] - lo[i] >= inv_taps) {  // more outputs read i than the table holds (a bug): NaN, not a drop
+    for (int32_t k = 0; k < inv_taps; ++k) w[k] = static_cast<Acc>(NAN);
+    return;
+  }
   for (int32_t k = 0; k < inv_taps; ++k) {
     const int32_t d = lo[i] + k;
     if (d > hi[i] || d >= out_len) break;

@@ -124,9 +124,26 @@ int32_t axis_taps(const Params& p, const Axis& a) {
 
 namespace {
 
+// Widest ATen antialias window along `a` (opmath Acc), as the device builds it: bitwise,
+// since the window arithmetic has no contractible multiply-add (see mul_rn).
+template <typename Acc>
+int32_t widest_aa_window(const Params& p, const Axis& a) {
+  const Acc r = pytorch_step<Acc>(a, p.coord == kAlignCorners);
+  int64_t widest = 1;
+  for (int64_t d = 0; d < a.out; ++d) {
+    Acc center;
+    int64_t first, size;
+    pytorch_aa_window<Acc>(p, a, r, d, &center, &first, &size);
+    widest = std::max(widest, size);
+  }
+  return static_cast<int32_t>(widest);
+}
+
 // Widest inverse row (outputs reading one input) found by building the forward table on
-// the host with the same function and precision as the device; +2 absorbs the rare tap
-// that FMA contraction on the device moves by one.
+// the host with the same function and precision as the device. Exact, with no margin:
+// mul_rn keeps the device from contracting the table arithmetic, so its table is bitwise
+// this one (tests/test_tables.py checks it; inverse_entry writes NaN, not a silently
+// truncated row, if it ever were not).
 template <typename Acc>
 int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
   std::vector<int32_t> first(static_cast<size_t>(a.out));
@@ -138,7 +155,7 @@ int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
     scatter_range_host<Acc>(first.data(), weight.data(), taps, static_cast<int32_t>(a.in), d, lo.data(), hi.data());
   int64_t widest = 1;
   for (int64_t i = 0; i < a.in; ++i) widest = std::max<int64_t>(widest, static_cast<int64_t>(hi[i]) - lo[i] + 1);
-  return static_cast<int32_t>(std::min<int64_t>(widest + 2, a.out));
+  return static_cast<int32_t>(std::min<int64_t>(widest, a.out));
 }
 
 template <typename F>
@@ -148,11 +165,13 @@ uint64_t bits_of(F v) {
   return b;
 }
 
-// inverse_taps builds a whole forward table on the host (about 0.15 ms for a 1080p bicubic
-// 2x backward on a CI core); training calls the backward with the same shapes every step,
-// so the widths of recent axes are remembered. The key is every input of resize_axis_entry
-// (floating-point fields by their bits) and the opmath size.
-int32_t cached_inverse_taps(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
+// Widths that take a pass over an axis on the host: inverse_taps builds a whole forward
+// table (about 0.15 ms for a 1080p bicubic 2x backward on a CI core), widest_aa_window one
+// window per output. Training calls the op with the same shapes every step, so the widths of
+// recent axes are remembered. The key is every input of resize_axis_entry (floating-point
+// fields by their bits), the forward width (`taps`; 0 asks for the widest antialias window)
+// and the opmath size.
+int32_t cached_width(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
                          int32_t, int32_t, int32_t, size_t>;
   static std::mutex mutex;
@@ -164,11 +183,22 @@ int32_t cached_inverse_taps(const Params& p, const Axis& a, int32_t taps, size_t
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const int32_t width = opmath_bytes == sizeof(double) ? inverse_taps<double>(p, a, taps) : inverse_taps<float>(p, a, taps);
+  const bool dbl = opmath_bytes == sizeof(double);
+  const int32_t width = taps == 0 ? (dbl ? widest_aa_window<double>(p, a) : widest_aa_window<float>(p, a))
+                                  : (dbl ? inverse_taps<double>(p, a, taps) : inverse_taps<float>(p, a, taps));
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 256) cache.clear();  // bounded; shapes rarely vary that much
   cache.emplace(key, width);
   return width;
+}
+
+// The forward table width of one axis: axis_taps, except for ATen's antialias window, whose
+// bound (ceil(support) * 2 + 3) is up to twice the widest window actually built (a 2x
+// upscale bound of 7 taps, padded to 8, for windows of 4).
+int32_t forward_taps(const Params& p, const Axis& a, size_t opmath_bytes) {
+  const int32_t bound = axis_taps(p, a);
+  if (!p.antialias || !p.pytorch || p.mode == kArea || p.mode == kNearest || a.out < 1) return bound;
+  return std::min(bound, cached_width(p, a, 0, opmath_bytes));
 }
 
 }  // namespace
@@ -189,11 +219,9 @@ void pad_table_widths(int32_t taps[2]) {
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
   Workspace ws{};
   const Axis* axes[2] = {&p.h, &p.w};
-  for (int k = 0; k < 2; ++k) ws.taps[k] = axis_taps(p, *axes[k]);
+  for (int k = 0; k < 2; ++k) ws.taps[k] = forward_taps(p, *axes[k], opmath_bytes);
   pad_table_widths(ws.taps);
-  for (int k = 0; k < 2; ++k) {
-    ws.inv_taps[k] = backward ? cached_inverse_taps(p, *axes[k], ws.taps[k], opmath_bytes) : 0;
-  }
+  for (int k = 0; k < 2; ++k) ws.inv_taps[k] = backward ? cached_width(p, *axes[k], ws.taps[k], opmath_bytes) : 0;
   if (backward) pad_table_widths(ws.inv_taps);
   size_t off = 0;
   for (int k = 0; k < 2; ++k) {
