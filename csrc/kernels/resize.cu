@@ -121,13 +121,15 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 }
 
 // NCHW fast path. A block owns a th x TW tile of one output plane (th <= kTileHMax) and
-// loops over planes. Each plane's input window (the rows and columns the tile reads) is
+// loops over planes. The tile's table entries (th rows, TW columns) live in shared memory:
+// the forward builds them there with axis_entry (no table kernel, no workspace reads), the
+// backward copies them from the inverse tables. Each plane's input window (the rows and columns the tile reads) is
 // copied into shared memory with cp.async, two planes ahead of use, so the loads of later
 // planes are in flight while this one computes. Upscaling (WFirst) resamples the window
 // rows along W into `mid`, then `mid` along H, writing kVec adjacent outputs per thread
 // with one vector store; downscaling resamples along H first (kVec window columns per
-// thread, vector loads), then along W. The tile's tables live in registers (W) and shared
-// memory (H), fixed for all planes; one barrier per plane. Tiles whose window exceeds the
+// thread, vector loads), then along W. The W taps a thread uses live in its registers,
+// fixed for all planes; one barrier per plane. Tiles whose window exceeds the
 // launch's window (crops, flips, uneven tables) take the per-element gather.
 constexpr int kTileHMax = 64;
 constexpr int kVec = 4;     // adjacent outputs (W first) or window columns (H first) per thread
@@ -141,10 +143,15 @@ TWIN_HD constexpr int window_align() {
   return 16 / sizeof(T) > kVec ? static_cast<int>(16 / sizeof(T)) : kVec;
 }
 
-// Bytes before the windows: the tile's row offsets and H weights.
+// Bytes before the windows: the tile's row offsets and H weights, then its column firsts
+// and W weights.
 template <typename Acc>
-TWIN_HD size_t tile_table_bytes(int32_t ty) {
+TWIN_HD size_t row_table_bytes(int32_t ty) {
   return kTileHMax * sizeof(int32_t) + align16(kTileHMax * static_cast<size_t>(ty) * sizeof(Acc));
+}
+template <typename Acc>
+TWIN_HD size_t tile_table_bytes(int tw, int32_t ty, int32_t tx) {
+  return row_table_bytes<Acc>(ty) + align16(tw * sizeof(int32_t)) + align16(static_cast<size_t>(tw) * tx * sizeof(Acc));
 }
 
 // Elements of one intermediate (`mid`) buffer: window rows x tile width after a W pass,
@@ -154,8 +161,8 @@ TWIN_HD constexpr int64_t mid_elements(bool w_first, int tw, int th, int64_t row
 }
 
 template <typename T, typename Acc>
-size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int64_t rows, int64_t cols) {
-  return tile_table_bytes<Acc>(ty) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
+size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int32_t tx, int64_t rows, int64_t cols) {
+  return tile_table_bytes<Acc>(tw, ty, tx) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
          2 * static_cast<size_t>(mid_elements(w_first, tw, th, rows, cols)) * sizeof(Acc);
 }
 
@@ -201,10 +208,18 @@ __device__ void copy_element(T* dst, const T* src) {
   }
 }
 
+// One table entry of a staged tile (axis H when `row`, else W): called, not inlined, so the
+// many staged kernel variants share one copy and their registers are not sized by it.
+template <typename Acc>
+__device__ __noinline__ void tile_entry(const Params& p, bool row, int32_t d, int32_t taps, int32_t* first, Acc* w) {
+  axis_entry<Acc>(p, row ? p.h : p.w, d, taps, first, w);
+}
+
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
-    staged_gather_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t th,
-                         int32_t max_rows, int32_t win_cols, bool vec_copy, bool vec_store, T* __restrict__ dst) {
+    staged_gather_kernel(Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
+                         int64_t planes, int32_t th, int32_t max_rows, int32_t win_cols, bool vec_copy,
+                         bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
   constexpr int kRowStep2 = kThreads / kGroups;  // pass-2 row groups
   constexpr int kRowStep1 = kThreads / TW;       // pass-1 rows in flight
@@ -215,19 +230,44 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   __shared__ int32_t s_lim[4];  // min / max first row, min / max first column of the tile
   const int32_t ty = TY > 0 ? TY : g.ty;
   const int32_t tx = TX > 0 ? TX : g.tx;
-  int32_t* s_off = reinterpret_cast<int32_t*>(smem_raw);  // row of output i in `mid`, -1 extrapolate
+  // Tile rows: first input row (later: row in `mid`, -1 extrapolate) and H weights; tile
+  // columns: first input column (-1 extrapolate) and W weights.
+  int32_t* s_off = reinterpret_cast<int32_t*>(smem_raw);
   Acc* s_w = reinterpret_cast<Acc*>(smem_raw + kTileHMax * sizeof(int32_t));
+  int32_t* s_fx = reinterpret_cast<int32_t*>(smem_raw + row_table_bytes<Acc>(ty));
+  Acc* s_wx = reinterpret_cast<Acc*>(smem_raw + row_table_bytes<Acc>(ty) + align16(TW * sizeof(int32_t)));
   const size_t window = align16(static_cast<size_t>(max_rows) * win_cols * sizeof(T));
-  unsigned char* windows = smem_raw + tile_table_bytes<Acc>(ty);
+  unsigned char* windows = smem_raw + tile_table_bytes<Acc>(TW, ty, tx);
   Acc* mids = reinterpret_cast<Acc*>(windows + kStages * window);
   const int tid = threadIdx.x;
   const int32_t oy0 = blockIdx.y * th, ox0 = blockIdx.x * TW;
   const int32_t tile_h = min(th, OH - oy0), tile_w = min(TW, OW - ox0);
 
+  // The tile's table entries, one thread each; rows and columns past the output are -1.
+  for (int e = tid; e < th + TW; e += kThreads) {
+    const bool row = e < th;
+    const int32_t i = row ? e : e - th;
+    const int32_t o = (row ? oy0 : ox0) + i;
+    const int32_t taps = row ? ty : tx;
+    int32_t* f = row ? s_off + i : s_fx + i;
+    Acc* w = row ? s_w + i * ty : s_wx + i * tx;
+    if (o >= (row ? OH : OW)) {
+      *f = -1;
+      for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
+    } else if (own_tables) {
+      tile_entry<Acc>(p, row, o, taps, f, w);
+    } else {
+      *f = (row ? g.fy : g.fx)[o];
+      const Acc* src = (row ? g.wy : g.wx) + static_cast<int64_t>(o) * taps;
+      for (int32_t k = 0; k < taps; ++k) w[k] = src[k];
+    }
+  }
+  __syncthreads();
+
   // Warp 0 finds the tile's input rows, warp 1 its input columns.
   if (tid < 64) {
     const bool is_row = tid < 32;
-    const int32_t* f = is_row ? g.fy + oy0 : g.fx + ox0;
+    const int32_t* f = is_row ? s_off : s_fx;
     const int32_t n = is_row ? tile_h : tile_w;
     int32_t lo = INT32_MAX, hi = -1;
     for (int i = tid % 32; i < n; i += 32) {
@@ -255,27 +295,26 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   const int64_t step = gridDim.z;
   const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   if (nrows > max_rows || ncols > win_cols) {  // block-uniform: the whole block takes the per-element path
+    Gather<T, Acc> gt = g;  // the tile's tables: tile row i is entry i
+    gt.fy = s_off;
+    gt.wy = s_w;
+    gt.fx = s_fx;
+    gt.wx = s_wx;
     const int j = tid % TW;
     for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
       const int64_t n = plane / C, c = plane % C;
       T* out = dst + plane * plane_size;
       for (int i = tid / TW; i < tile_h; i += kRowStep1) {
-        const int32_t oy = oy0 + i, ox = ox0 + j;
-        if (ox < OW)
-          out[static_cast<int64_t>(oy) * OW + ox] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, oy, ox));
+        if (j < tile_w)
+          out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] =
+              Convert<T>::template store<Acc>(gather_element<TY, TX>(gt, n, c, i, j));
       }
     }
     return;
   }
-  // The tile's H table, shared by every plane; extrapolated rows get zero weights.
-  for (int e = tid; e < th * ty; e += kThreads) {
-    const int32_t oy = oy0 + e / ty;
-    s_w[e] = oy < OH && g.fy[oy] >= 0 ? g.wy[static_cast<int64_t>(oy) * ty + e % ty] : Acc(0);
-  }
-  for (int i = tid; i < th; i += kThreads) {
-    const int32_t oy = oy0 + i;
-    s_off[i] = oy < OH && g.fy[oy] >= 0 ? g.fy[oy] - ymin : -1;
-  }
+  // Rows of `mid`, shared by every plane (published by the barrier before the first pass 1;
+  // extrapolated rows have zero weights).
+  for (int i = tid; i < th; i += kThreads) s_off[i] = s_off[i] >= 0 ? s_off[i] - ymin : -1;
 
   // Copies of one plane's window: units of G elements (vec_copy) or single elements, laid
   // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) (as
@@ -325,9 +364,9 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   // plane, so they live in registers. Columns out of range or extrapolated get zero weights
   // and read column 0 (no branch in the loop); their results are never stored.
   const int j = tid % TW, r1 = tid / TW;
-  const bool col_ok = j < tile_w && g.fx[ox0 + j] >= 0;
-  const int32_t cx = col_ok ? g.fx[ox0 + j] - xmin : 0;
-  const Acc* __restrict__ wxr = g.wx + static_cast<int64_t>(col_ok ? ox0 + j : 0) * tx;
+  const bool col_ok = j < tile_w && s_fx[j] >= 0;
+  const int32_t cx = col_ok ? s_fx[j] - xmin : 0;
+  const Acc* wxr = s_wx + (col_ok ? j : 0) * tx;
   Acc wreg[TX > 0 ? TX : 1];
   if constexpr (TX > 0) {
 #pragma unroll
@@ -362,16 +401,16 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   int32_t pc = 0;
   Acc pw0[kPairable ? TX : 1], pw1[kPairable ? TX : 1];
   if constexpr (kPairable) {
-    const int32_t ja = ox0 + 2 * jp, jb = ja + 1;
-    const bool oka = ja < ox0 + tile_w && g.fx[ja] >= 0, okb = jb < ox0 + tile_w && g.fx[jb] >= 0;
-    const int32_t ca = oka ? g.fx[ja] - xmin : 0;
-    const int32_t cb = okb ? g.fx[jb] - xmin : ca;
+    const int32_t ja = 2 * jp, jb = ja + 1;
+    const bool oka = ja < tile_w && s_fx[ja] >= 0, okb = jb < tile_w && s_fx[jb] >= 0;
+    const int32_t ca = oka ? s_fx[ja] - xmin : 0;
+    const int32_t cb = okb ? s_fx[jb] - xmin : ca;
     pc = oka ? ca : cb;
     pshift = cb - pc == 1;
 #pragma unroll
     for (int b = 0; b < TX; ++b) {
-      pw0[b] = oka ? g.wx[static_cast<int64_t>(ja) * TX + b] : Acc(0);
-      pw1[b] = okb ? g.wx[static_cast<int64_t>(jb) * TX + b] : Acc(0);
+      pw0[b] = oka ? s_wx[ja * TX + b] : Acc(0);
+      pw1[b] = okb ? s_wx[jb * TX + b] : Acc(0);
     }
     pairs = __syncthreads_and(cb - pc == 0 || pshift);
   }
@@ -405,7 +444,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   unsigned xmask = 0;  // columns of this thread that are in range and not extrapolated
 #pragma unroll
   for (int k = 0; k < kVec; ++k)
-    if (oxq + k < OW && g.fx[oxq + k] >= 0) xmask |= 1u << k;
+    if (q * kVec + k < tile_w && s_fx[q * kVec + k] >= 0) xmask |= 1u << k;
   const bool fast = vec_store && oxq + kVec <= OW && xmask == (1u << kVec) - 1;
   const Acc extrapolation = g.extrapolation;
   // Each group of kGroups threads takes a run of consecutive tile rows, two at a time: when
@@ -649,12 +688,39 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
   return cudaSuccess;
 }
 
+// Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
+// build their own entries, and the table kernel runs (into L / ws) only when the per-element
+// gather is chosen. The backward passes none: its inverse tables are built before (from the
+// forward tables) and tiles copy their entries from them.
+struct TableSource {
+  const Params* own = nullptr;
+  const Workspace* L = nullptr;
+  char* ws = nullptr;
+};
+
+template <typename Acc>
+cudaError_t build_tables(const Params& p, const Workspace& L, char* ws, bool backward, cudaStream_t stream) {
+  const int64_t entries = backward ? std::max(p.h.out, p.h.in) + std::max(p.w.out, p.w.in) : p.h.out + p.w.out;
+  build_tables_kernel<Acc><<<blocks_for(entries), kThreads, 0, stream>>>(p, L, ws, backward);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  if (!backward) return cudaSuccess;
+  scatter_ranges_kernel<Acc><<<blocks_for(p.h.out + p.w.out), kThreads, 0, stream>>>(p, L, ws);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  inverse_tables_kernel<Acc><<<blocks_for(p.h.in + p.w.in), kThreads, 0, stream>>>(p, L, ws);
+  return cudaGetLastError();
+}
+
+template <typename Acc>
+cudaError_t ensure_tables(const TableSource& src, cudaStream_t stream) {
+  return src.own != nullptr ? build_tables<Acc>(*src.own, *src.L, src.ws, false, stream) : cudaSuccess;
+}
+
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
-cudaError_t launch_staged(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, int32_t th,
-                          int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
+cudaError_t launch_staged(const Gather<T, Acc>& g, const TableSource& src, int64_t N, int64_t C, int64_t H, int64_t W,
+                          int32_t th, int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
   constexpr int G = 16 / sizeof(T);
   const auto kernel = staged_gather_kernel<WFirst, TW, TY, TX, T, Acc>;
-  const size_t smem = staged_smem<T, Acc>(WFirst, TW, th, g.ty, rows, cols);
+  const size_t smem = staged_smem<T, Acc>(WFirst, TW, th, g.ty, g.tx, rows, cols);
   int64_t resident = 0;
   if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
     return e;
@@ -667,18 +733,22 @@ cudaError_t launch_staged(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
   // 16-byte copies need dense rows whose starts (and the window's, rounded down) are aligned.
   const bool vec_copy = g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
                         (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0;
-  kernel<<<grid, kThreads, smem, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H),
-                                           static_cast<int32_t>(W), N * C, th, rows, cols, vec_copy, vec_store, dst);
+  kernel<<<grid, kThreads, smem, stream>>>(g, src.own != nullptr ? *src.own : Params{}, src.own != nullptr,
+                                           static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
+                                           N * C, th, rows, cols, vec_copy, vec_store, dst);
   return cudaGetLastError();
 }
 
 template <int TY, int TX, typename T, typename Acc>
-cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
-                          T* dst, cudaStream_t stream) {
+cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64_t N, int64_t C, int64_t H, int64_t W,
+                          bool channels_last, T* dst, cudaStream_t stream) {
+  auto elementwise = [&]() {
+    if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
+    return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
+  };
   // Pass 1 keeps 32-bit element offsets within a source plane.
   const bool narrow = (g.src_h - 1) * g.stride[2] + (g.src_w - 1) * g.stride[3] < INT32_MAX;
-  if (channels_last || C >= INT32_MAX || !narrow)
-    return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
+  if (channels_last || C >= INT32_MAX || !narrow) return elementwise();
   // The window a tile typically reads: the coordinate step is about src / out per axis, plus
   // the taps, one for the rounding of the first tap and the alignment of its start (16-byte
   // copies) and of the width (kVec-wide H passes).
@@ -703,47 +773,36 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t
       const int64_t cols =
           (static_cast<int64_t>(std::ceil((s.tw - 1) * span_x)) + g.tx + 2 + (kAlign - 1) + (kAlign - 1)) / kAlign *
           kAlign;
-      const size_t smem = staged_smem<T, Acc>(w_first, s.tw, s.th, g.ty, rows, cols);
+      const size_t smem = staged_smem<T, Acc>(w_first, s.tw, s.th, g.ty, g.tx, rows, cols);
       if (smem > (pass == 0 ? 72 * 1024 : 200 * 1024)) continue;
       const int32_t r = static_cast<int32_t>(rows), c = static_cast<int32_t>(cols);
-      if (!w_first) return launch_staged<false, 64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
-      if (s.tw == 128) return launch_staged<true, 128, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
-      return launch_staged<true, 64, TY, TX>(g, N, C, H, W, s.th, r, c, dst, stream);
+      if (!w_first) return launch_staged<false, 64, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
+      if (s.tw == 128) return launch_staged<true, 128, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
+      return launch_staged<true, 64, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
     }
   }
-  return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
+  return elementwise();
 }
 
 // Unrolled gathers for the table widths workspace_layout pads to (both axes alike).
 template <typename T, typename Acc>
-cudaError_t gather(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last, T* dst,
-                   cudaStream_t stream) {
+cudaError_t gather(const Gather<T, Acc>& g, const TableSource& src, int64_t N, int64_t C, int64_t H, int64_t W,
+                   bool channels_last, T* dst, cudaStream_t stream) {
   if (g.ty == g.tx) {
     switch (g.ty) {
-      case 1: return launch_gather<1, 1>(g, N, C, H, W, channels_last, dst, stream);
-      case 2: return launch_gather<2, 2>(g, N, C, H, W, channels_last, dst, stream);
-      case 4: return launch_gather<4, 4>(g, N, C, H, W, channels_last, dst, stream);
-      case 8: return launch_gather<8, 8>(g, N, C, H, W, channels_last, dst, stream);
-      case 10: return launch_gather<10, 10>(g, N, C, H, W, channels_last, dst, stream);
-      case 12: return launch_gather<12, 12>(g, N, C, H, W, channels_last, dst, stream);
-      case 16: return launch_gather<16, 16>(g, N, C, H, W, channels_last, dst, stream);
+      case 1: return launch_gather<1, 1>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 2: return launch_gather<2, 2>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 4: return launch_gather<4, 4>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 8: return launch_gather<8, 8>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 10: return launch_gather<10, 10>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 12: return launch_gather<12, 12>(g, src, N, C, H, W, channels_last, dst, stream);
+      case 16: return launch_gather<16, 16>(g, src, N, C, H, W, channels_last, dst, stream);
       default: break;
     }
   }
-  return launch_gather<0, 0>(g, N, C, H, W, channels_last, dst, stream);
+  return launch_gather<0, 0>(g, src, N, C, H, W, channels_last, dst, stream);
 }
 
-template <typename Acc>
-cudaError_t build_tables(const Params& p, const Workspace& L, char* ws, bool backward, cudaStream_t stream) {
-  const int64_t entries = backward ? std::max(p.h.out, p.h.in) + std::max(p.w.out, p.w.in) : p.h.out + p.w.out;
-  build_tables_kernel<Acc><<<blocks_for(entries), kThreads, 0, stream>>>(p, L, ws, backward);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  if (!backward) return cudaSuccess;
-  scatter_ranges_kernel<Acc><<<blocks_for(p.h.out + p.w.out), kThreads, 0, stream>>>(p, L, ws);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  inverse_tables_kernel<Acc><<<blocks_for(p.h.in + p.w.in), kThreads, 0, stream>>>(p, L, ws);
-  return cudaGetLastError();
-}
 
 }  // namespace
 
@@ -753,9 +812,8 @@ cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& ge
   using Acc = typename OpMath<T>::type;
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  if (cudaError_t e = build_tables<Acc>(p, L, ws, false, stream); e != cudaSuccess) return e;
   const Gather<T, Acc> g = forward_gather<T, Acc>(p, tables_at<Acc>(L, ws), input, geo.in_stride);
-  return gather(g, geo.n, geo.c, p.h.out, p.w.out, channels_last, output, stream);
+  return gather(g, TableSource{&p, &L, ws}, geo.n, geo.c, p.h.out, p.w.out, channels_last, output, stream);
 }
 
 template <typename T>
@@ -766,7 +824,7 @@ cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g
   char* ws = static_cast<char*>(workspace);
   if (cudaError_t e = build_tables<Acc>(p, L, ws, true, stream); e != cudaSuccess) return e;
   const Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
-  return gather(g, geo.n, geo.c, p.h.in, p.w.in, channels_last, grad_input, stream);
+  return gather(g, TableSource{}, geo.n, geo.c, p.h.in, p.w.in, channels_last, grad_input, stream);
 }
 
 #define TWIN_INSTANTIATE(T)                                                                                    \

@@ -5,10 +5,11 @@
 // that gives, for every output index d, the first input index `first[d]` (-1 =
 // tf_crop_and_resize extrapolation) and a fixed number of tap weights, with taps that fall
 // outside the input already clamped and merged (edge replication) or dropped
-// (exclude_outside / antialias). `resize_axis_entry` below is the only place where the
-// resize semantics live; the CUDA kernels, the CPU loops and the TensorRT plugins all build
-// their tables with it and then run the same gather (`gather_element`). The backward is the
-// same gather over grad_output with the transposed tables, so it needs no atomics.
+// (exclude_outside / antialias). `axis_entry` below is the only place where the resize
+// semantics live; the CUDA kernels, the CPU loops and the TensorRT plugins all build their
+// tables with it (the CUDA forward's tiles build the entries they read in shared memory)
+// and then run the same gather (`gather_element`). The backward is the same gather over
+// grad_output with the transposed tables, so it needs no atomics.
 //
 // Includes neither torch nor TensorRT headers.
 #pragma once
@@ -223,14 +224,12 @@ TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d,
   *size = clamp_index<int64_t>(hi - lo, 0, max_size);
 }
 
-// Fills the table entry of output index d along axis `a`: first[d] (-1 when the sample
-// is extrapolated) and the merged weights of taps first[d] .. first[d] + taps - 1, zero
-// padded. Tap indices past the input end are clamped by the readers (weight 0 there).
+// The table entry of output index d along axis `a`: *first (-1 when the sample is
+// extrapolated) and w[0 .. taps), the merged weights of taps *first .. *first + taps - 1,
+// zero padded. Tap indices past the input end are clamped by the readers (weight 0 there).
 // `taps` is the table width: at least the widest window (workspace_layout's, padded).
 template <typename Acc>
-TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first,
-                               Acc* weight) {
-  Acc* w = weight + d * taps;
+TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first, Acc* w) {
   for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
   const int64_t last_index = a.in - 1;
 
@@ -282,7 +281,7 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
     bool extrapolate = false;
     const double xd = onnx_coordinate(p, a, d, &extrapolate);
     if (extrapolate) {
-      first[d] = -1;
+      *first = -1;
       return;
     }
     const double fl = floor(xd);
@@ -326,7 +325,7 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
 
   const int64_t c0 = clamp_index<int64_t>(j0, 0, last_index);
   const int64_t c1 = clamp_index<int64_t>(j1, 0, last_index);
-  first[d] = static_cast<int32_t>(c0);
+  *first = static_cast<int32_t>(c0);
   const int32_t count = static_cast<int32_t>(c1 - c0 + 1);
   if (count > taps) {  // a table narrower than its window (a bug): NaN, never a silent drop
     for (int32_t k = 0; k < taps; ++k) w[k] = static_cast<Acc>(NAN);
@@ -352,6 +351,13 @@ TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_
   if (normalise && total != Acc(0)) {
     for (int32_t k = 0; k < count; ++k) w[k] /= total;
   }
+}
+
+// axis_entry into a whole table: first[d] and weight[d * taps ...].
+template <typename Acc>
+TWIN_HD void resize_axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first,
+                               Acc* weight) {
+  axis_entry<Acc>(p, a, d, taps, first + d, weight + d * taps);
 }
 
 // Backward tables. The gradient of a separable gather is the transposed gather: input i
