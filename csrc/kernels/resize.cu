@@ -143,15 +143,16 @@ TWIN_HD constexpr int window_align() {
   return 16 / sizeof(T) > kVec ? static_cast<int>(16 / sizeof(T)) : kVec;
 }
 
-// Bytes before the windows: the tile's row offsets and H weights, then its column firsts
-// and W weights.
+// Bytes before the windows: the tile's row offsets and H weights, then (H first: tiles hold
+// their own tables) its column firsts and W weights.
 template <typename Acc>
 TWIN_HD size_t row_table_bytes(int32_t ty) {
   return kTileHMax * sizeof(int32_t) + align16(kTileHMax * static_cast<size_t>(ty) * sizeof(Acc));
 }
 template <typename Acc>
-TWIN_HD size_t tile_table_bytes(int tw, int32_t ty, int32_t tx) {
-  return row_table_bytes<Acc>(ty) + align16(tw * sizeof(int32_t)) + align16(static_cast<size_t>(tw) * tx * sizeof(Acc));
+TWIN_HD size_t tile_table_bytes(bool w_first, int tw, int32_t ty, int32_t tx) {
+  return row_table_bytes<Acc>(ty) +
+         (w_first ? 0 : align16(tw * sizeof(int32_t)) + align16(static_cast<size_t>(tw) * tx * sizeof(Acc)));
 }
 
 // Elements of one intermediate (`mid`) buffer: window rows x tile width after a W pass,
@@ -162,7 +163,7 @@ TWIN_HD constexpr int64_t mid_elements(bool w_first, int tw, int th, int64_t row
 
 template <typename T, typename Acc>
 size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int32_t tx, int64_t rows, int64_t cols) {
-  return tile_table_bytes<Acc>(tw, ty, tx) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
+  return tile_table_bytes<Acc>(w_first, tw, ty, tx) + kStages * align16(static_cast<size_t>(rows * cols) * sizeof(T)) +
          2 * static_cast<size_t>(mid_elements(w_first, tw, th, rows, cols)) * sizeof(Acc);
 }
 
@@ -208,8 +209,8 @@ __device__ void copy_element(T* dst, const T* src) {
   }
 }
 
-// One table entry of a staged tile (axis H when `row`, else W): called, not inlined, so the
-// many staged kernel variants share one copy and their registers are not sized by it.
+// One table entry of a staged tile (axis H when `row`, else W). Called, not inlined: the
+// staged kernel variants share one copy, and their registers are not sized by it.
 template <typename Acc>
 __device__ __noinline__ void tile_entry(const Params& p, bool row, int32_t d, int32_t taps, int32_t* first, Acc* w) {
   axis_entry<Acc>(p, row ? p.h : p.w, d, taps, first, w);
@@ -231,43 +232,59 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   const int32_t ty = TY > 0 ? TY : g.ty;
   const int32_t tx = TX > 0 ? TX : g.tx;
   // Tile rows: first input row (later: row in `mid`, -1 extrapolate) and H weights; tile
-  // columns: first input column (-1 extrapolate) and W weights.
+  // columns (kTileTables): first input column (-1 extrapolate) and W weights.
   int32_t* s_off = reinterpret_cast<int32_t*>(smem_raw);
   Acc* s_w = reinterpret_cast<Acc*>(smem_raw + kTileHMax * sizeof(int32_t));
   int32_t* s_fx = reinterpret_cast<int32_t*>(smem_raw + row_table_bytes<Acc>(ty));
   Acc* s_wx = reinterpret_cast<Acc*>(smem_raw + row_table_bytes<Acc>(ty) + align16(TW * sizeof(int32_t)));
   const size_t window = align16(static_cast<size_t>(max_rows) * win_cols * sizeof(T));
-  unsigned char* windows = smem_raw + tile_table_bytes<Acc>(TW, ty, tx);
+  unsigned char* windows = smem_raw + tile_table_bytes<Acc>(WFirst, TW, ty, tx);
   Acc* mids = reinterpret_cast<Acc*>(windows + kStages * window);
   const int tid = threadIdx.x;
   const int32_t oy0 = blockIdx.y * th, ox0 = blockIdx.x * TW;
   const int32_t tile_h = min(th, OH - oy0), tile_w = min(TW, OW - ox0);
 
-  // The tile's table entries, one thread each; rows and columns past the output are -1.
-  for (int e = tid; e < th + TW; e += kThreads) {
-    const bool row = e < th;
-    const int32_t i = row ? e : e - th;
-    const int32_t o = (row ? oy0 : ox0) + i;
-    const int32_t taps = row ? ty : tx;
-    int32_t* f = row ? s_off + i : s_fx + i;
-    Acc* w = row ? s_w + i * ty : s_wx + i * tx;
-    if (o >= (row ? OH : OW)) {
-      *f = -1;
-      for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
-    } else if (own_tables) {
-      tile_entry<Acc>(p, row, o, taps, f, w);
-    } else {
-      *f = (row ? g.fy : g.fx)[o];
-      const Acc* src = (row ? g.wy : g.wx) + static_cast<int64_t>(o) * taps;
-      for (int32_t k = 0; k < taps; ++k) w[k] = src[k];
+  // The tables this tile reads, tile-locally indexed: its own entries in shared memory when
+  // resampling along H first; else (upscaling) the workspace's, which the table kernel built
+  // (measured: the same entries in shared memory slowed the 2x bicubic float32 forward by
+  // 19%, through a worse schedule of its H pass).
+  constexpr bool kTileTables = !WFirst;
+  const int32_t* fy = g.fy + oy0;
+  const Acc* wy = g.wy + static_cast<int64_t>(oy0) * ty;
+  const int32_t* fx = g.fx + ox0;
+  const Acc* wx = g.wx + static_cast<int64_t>(ox0) * tx;
+  if constexpr (kTileTables) {
+    // One thread per entry: th rows, then TW columns; past the output: -1, zero weights.
+    // Built (the forward, `own_tables`) or copied from g's tables (the backward's inverse).
+    for (int e = tid; e < th + TW; e += kThreads) {
+      const bool row = e < th;
+      const int32_t i = row ? e : e - th;
+      const int32_t o = (row ? oy0 : ox0) + i;
+      const int32_t taps = row ? ty : tx;
+      int32_t* f = row ? s_off + i : s_fx + i;
+      Acc* w = row ? s_w + i * ty : s_wx + i * tx;
+      if (o >= (row ? OH : OW)) {
+        *f = -1;
+        for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
+      } else if (own_tables) {
+        tile_entry<Acc>(p, row, o, taps, f, w);
+      } else {
+        *f = (row ? g.fy : g.fx)[o];
+        const Acc* src = (row ? g.wy : g.wx) + static_cast<int64_t>(o) * taps;
+        for (int32_t k = 0; k < taps; ++k) w[k] = src[k];
+      }
     }
+    fy = s_off;
+    wy = s_w;
+    fx = s_fx;
+    wx = s_wx;
+    __syncthreads();
   }
-  __syncthreads();
 
   // Warp 0 finds the tile's input rows, warp 1 its input columns.
   if (tid < 64) {
     const bool is_row = tid < 32;
-    const int32_t* f = is_row ? s_off : s_fx;
+    const int32_t* f = is_row ? fy : fx;
     const int32_t n = is_row ? tile_h : tile_w;
     int32_t lo = INT32_MAX, hi = -1;
     for (int i = tid % 32; i < n; i += 32) {
@@ -296,10 +313,10 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   if (nrows > max_rows || ncols > win_cols) {  // block-uniform: the whole block takes the per-element path
     Gather<T, Acc> gt = g;  // the tile's tables: tile row i is entry i
-    gt.fy = s_off;
-    gt.wy = s_w;
-    gt.fx = s_fx;
-    gt.wx = s_wx;
+    gt.fy = fy;
+    gt.wy = wy;
+    gt.fx = fx;
+    gt.wx = wx;
     const int j = tid % TW;
     for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
       const int64_t n = plane / C, c = plane % C;
@@ -314,7 +331,12 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   }
   // Rows of `mid`, shared by every plane (published by the barrier before the first pass 1;
   // extrapolated rows have zero weights).
-  for (int i = tid; i < th; i += kThreads) s_off[i] = s_off[i] >= 0 ? s_off[i] - ymin : -1;
+  if constexpr (kTileTables) {
+    for (int i = tid; i < th; i += kThreads) s_off[i] = s_off[i] >= 0 ? s_off[i] - ymin : -1;
+  } else {
+    for (int e = tid; e < th * ty; e += kThreads) s_w[e] = e / ty < tile_h && fy[e / ty] >= 0 ? wy[e] : Acc(0);
+    for (int i = tid; i < th; i += kThreads) s_off[i] = i < tile_h && fy[i] >= 0 ? fy[i] - ymin : -1;
+  }
 
   // Copies of one plane's window: units of G elements (vec_copy) or single elements, laid
   // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) (as
@@ -364,9 +386,9 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   // plane, so they live in registers. Columns out of range or extrapolated get zero weights
   // and read column 0 (no branch in the loop); their results are never stored.
   const int j = tid % TW, r1 = tid / TW;
-  const bool col_ok = j < tile_w && s_fx[j] >= 0;
-  const int32_t cx = col_ok ? s_fx[j] - xmin : 0;
-  const Acc* wxr = s_wx + (col_ok ? j : 0) * tx;
+  const bool col_ok = j < tile_w && fx[j] >= 0;
+  const int32_t cx = col_ok ? fx[j] - xmin : 0;
+  const Acc* wxr = wx + (col_ok ? j : 0) * tx;
   Acc wreg[TX > 0 ? TX : 1];
   if constexpr (TX > 0) {
 #pragma unroll
@@ -402,15 +424,15 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   Acc pw0[kPairable ? TX : 1], pw1[kPairable ? TX : 1];
   if constexpr (kPairable) {
     const int32_t ja = 2 * jp, jb = ja + 1;
-    const bool oka = ja < tile_w && s_fx[ja] >= 0, okb = jb < tile_w && s_fx[jb] >= 0;
-    const int32_t ca = oka ? s_fx[ja] - xmin : 0;
-    const int32_t cb = okb ? s_fx[jb] - xmin : ca;
+    const bool oka = ja < tile_w && fx[ja] >= 0, okb = jb < tile_w && fx[jb] >= 0;
+    const int32_t ca = oka ? fx[ja] - xmin : 0;
+    const int32_t cb = okb ? fx[jb] - xmin : ca;
     pc = oka ? ca : cb;
     pshift = cb - pc == 1;
 #pragma unroll
     for (int b = 0; b < TX; ++b) {
-      pw0[b] = oka ? s_wx[ja * TX + b] : Acc(0);
-      pw1[b] = okb ? s_wx[jb * TX + b] : Acc(0);
+      pw0[b] = oka ? wx[ja * TX + b] : Acc(0);
+      pw1[b] = okb ? wx[jb * TX + b] : Acc(0);
     }
     pairs = __syncthreads_and(cb - pc == 0 || pshift);
   }
@@ -444,7 +466,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   unsigned xmask = 0;  // columns of this thread that are in range and not extrapolated
 #pragma unroll
   for (int k = 0; k < kVec; ++k)
-    if (q * kVec + k < tile_w && s_fx[q * kVec + k] >= 0) xmask |= 1u << k;
+    if (q * kVec + k < tile_w && fx[q * kVec + k] >= 0) xmask |= 1u << k;
   const bool fast = vec_store && oxq + kVec <= OW && xmask == (1u << kVec) - 1;
   const Acc extrapolation = g.extrapolation;
   // Each group of kGroups threads takes a run of consecutive tile rows, two at a time: when
@@ -673,8 +695,10 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
     *blocks = it->second;
     return cudaSuccess;
   }
+  // The limit is raised for any size: a launch whose dynamic plus static shared memory
+  // exceeds 48 KB needs it, so 48 KB of dynamic memory alone already does (a bug once).
   size_t& raised = limit[std::make_pair(kernel, device)];
-  if (smem > 48 * 1024 && smem > raised) {
+  if (smem > raised) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
         e != cudaSuccess)
       return e;
@@ -689,9 +713,9 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
 }
 
 // Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
-// build their own entries, and the table kernel runs (into L / ws) only when the per-element
-// gather is chosen. The backward passes none: its inverse tables are built before (from the
-// forward tables) and tiles copy their entries from them.
+// that resample along H first build their own entries, and the table kernel runs (into L /
+// ws) only for the other gathers. The backward passes none: its inverse tables are built
+// before (from the forward tables) and tiles copy their entries from them.
 struct TableSource {
   const Params* own = nullptr;
   const Workspace* L = nullptr;
@@ -721,6 +745,10 @@ cudaError_t launch_staged(const Gather<T, Acc>& g, const TableSource& src, int64
   constexpr int G = 16 / sizeof(T);
   const auto kernel = staged_gather_kernel<WFirst, TW, TY, TX, T, Acc>;
   const size_t smem = staged_smem<T, Acc>(WFirst, TW, th, g.ty, g.tx, rows, cols);
+  // Tiles that resample along W first read the workspace's tables (see kTileTables).
+  const bool own = !WFirst && src.own != nullptr;
+  if (WFirst)
+    if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
   int64_t resident = 0;
   if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
     return e;
@@ -733,7 +761,7 @@ cudaError_t launch_staged(const Gather<T, Acc>& g, const TableSource& src, int64
   // 16-byte copies need dense rows whose starts (and the window's, rounded down) are aligned.
   const bool vec_copy = g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
                         (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0;
-  kernel<<<grid, kThreads, smem, stream>>>(g, src.own != nullptr ? *src.own : Params{}, src.own != nullptr,
+  kernel<<<grid, kThreads, smem, stream>>>(g, own ? *src.own : Params{}, own,
                                            static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
                                            N * C, th, rows, cols, vec_copy, vec_store, dst);
   return cudaGetLastError();
