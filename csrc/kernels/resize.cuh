@@ -125,16 +125,12 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 // Table math multiplies with it wherever an add follows, so a table built on the device is
 // bitwise the table built on the host: the host can then size the workspace exactly
 // (axis_table_taps, the inverse widths) with no margin for taps the device might move.
-TWIN_HD float mul_rn(float a, float b) {
+template <typename F>
+TWIN_HD F mul_rn(F a, F b) {
+  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
 #if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-TWIN_HD double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
+  if constexpr (sizeof(F) == sizeof(float)) return __fmul_rn(a, b);
+  else return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
