@@ -831,7 +831,6 @@ cudaError_t gather(const Gather<T, Acc>& g, const TableSource& src, int64_t N, i
   return launch_gather<0, 0>(g, src, N, C, H, W, channels_last, dst, stream);
 }
 
-
 }  // namespace
 
 template <typename T>

@@ -168,7 +168,7 @@ uint64_t bits_of(F v) {
 // Widths that take a pass over an axis on the host: inverse_taps builds a whole forward
 // table (about 0.15 ms for a 1080p bicubic 2x backward on a CI core), widest_aa_window one
 // window per output. Training calls the op with the same shapes every step, so the widths of
-// recent axes are remembered. The key is every input of resize_axis_entry (floating-point
+// recent axes are remembered. The key is every input of axis_entry (floating-point
 // fields by their bits), the forward width (`taps`; 0 asks for the widest antialias window)
 // and the opmath size.
 int32_t cached_width(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
