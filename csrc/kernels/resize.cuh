@@ -124,7 +124,8 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 // a * b + c by default; the host builds with -ffp-contract=off (setup.py, csrc/trt/build.py).
 // Table math multiplies with it wherever an add follows, so a table built on the device is
 // bitwise the table built on the host: the host can then size the workspace exactly
-// (axis_table_taps, the inverse widths) with no margin for taps the device might move.
+// (forward_taps and the inverse widths in resize_host.cpp) with no margin for taps the
+// device might move.
 template <typename F>
 TWIN_HD F mul_rn(F a, F b) {
   static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
