@@ -92,8 +92,8 @@ extern "C" int twin_tables(const double* cfg, int32_t taps, int dbl, int on_devi
              : build<float>(p, taps, on_device, first, static_cast<float*>(weight), err, len);
 }
 
-// widths[0..3] = taps (H), inv_taps (H) of workspace_layout(p, opmath, backward = true), and
-// axis_taps (the formula bound), padded as the layout pads. Returns 1 on invalid parameters.
+// widths[0..2] = taps (H) and inv_taps (H) of workspace_layout(p, opmath, backward = true),
+// and axis_taps (the formula bound) padded as the layout pads. Returns 1 on invalid parameters.
 extern "C" int twin_widths(const double* cfg, int dbl, int32_t* widths) {
   const R::Params p = params_of(cfg);
   if (R::check_params(p)) return 1;

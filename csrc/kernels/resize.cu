@@ -121,9 +121,10 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
 }
 
 // NCHW fast path. A block owns a th x TW tile of one output plane (th <= kTileHMax) and
-// loops over planes. The tile's table entries (th rows, TW columns) live in shared memory:
-// the forward builds them there with axis_entry (no table kernel, no workspace reads), the
-// backward copies them from the inverse tables. Each plane's input window (the rows and columns the tile reads) is
+// loops over planes. Tiles that resample along H first hold their table entries (th rows,
+// TW columns) in shared memory: the forward builds them with axis_entry (no table kernel),
+// the backward copies them from the inverse tables; the others read the workspace's tables
+// (see kTileTables). Each plane's input window (the rows and columns the tile reads) is
 // copied into shared memory with cp.async, two planes ahead of use, so the loads of later
 // planes are in flight while this one computes. Upscaling (WFirst) resamples the window
 // rows along W into `mid`, then `mid` along H, writing kVec adjacent outputs per thread
@@ -342,7 +343,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(Acc) > 4 ? 2 : 3)
   // out row by row with pitch win_cols; row r holds input row min(ymin + r, src_h - 1) (as
   // tap_index clamps) and column c input column xmin + c. Only the columns the tile reads
   // are copied (`need`, rounded to whole units and kVec groups). Columns past the input's
-  // last one are only read by zero-weight padding taps (resize_axis_entry merges every real
+  // last one are only read by zero-weight padding taps (axis_entry merges every real
   // tap into the range); they hold zeros, written once for all planes below, so no copy
   // diverges on the right edge. (tap_index would read the last column there: the same
   // result unless that column is not finite.)
