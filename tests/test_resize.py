@@ -307,6 +307,8 @@ TILED_CASES = [
     ((1, 2, 70, 301), dict(size=(150, 613), mode="bicubic", align_corners=True)),
     ((1, 2, 90, 500), dict(scale_factor=0.13, mode="bilinear", antialias=True)),
     ((2, 2, 40, 133), dict(size=(37, 263), mode="nearest")),
+    ((2, 3, 64, 256), dict(scale_factor=0.5, mode="nearest")),  # copies every other window row
+    ((1, 4, 97, 130), dict(scale_factor=0.3, mode="nearest-exact")),  # irregular row gaps
     ((2, 2, 40, 133), dict(scale_factor=(1.0, 0.25), mode="area")),
 ]
 
@@ -343,6 +345,25 @@ def test_tiled_gather_matches_reference(dtype, layout, shape, kw):
     (want,) = torch.autograd.grad(ref, xr, g.to(opmath))
     atol, rtol = TOLERANCES[dtype]
     torch.testing.assert_close(ours.double(), want.double(), atol=4 * atol, rtol=4 * rtol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kw", [
+    dict(scales=[1, 1, 0.5, 0.5]),
+    dict(scales=[1, 1, 0.3, 0.45], nearest_mode="floor"),
+    # Extrapolated rows at both ends of the crop: tiles whose rows read nothing.
+    dict(sizes=[2, 3, 40, 70], coordinate_transformation_mode="tf_crop_and_resize",
+         roi=[0, 0, -0.3, 0.1, 1, 1, 1.2, 0.9], extrapolation_value=-3.0),
+], ids=_ids)
+def test_tiled_nearest_downscale_copies_only_read_rows(dtype, kw):
+    # Nearest downscaling tiles copy only the window rows their taps read; the CUDA output
+    # must equal the CPU op's bit for bit (both only copy input values).
+    x = random_input((2, 3, 96, 200), dtype, "cuda")
+    out = twinops.resize(x, mode="nearest", **kw)
+    torch.testing.assert_close(out.cpu(), twinops.resize(x.cpu(), mode="nearest", **kw), rtol=0, atol=0)
+    if "extrapolation_value" in kw:
+        assert (out == -3.0).any() and (out != -3.0).any()
 
 
 @cuda
