@@ -8,9 +8,9 @@
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
 planes per block, odd widths, misaligned and row-padded views, wide windows) in every
-dtype. ``--quick`` runs only four cases of the shared-memory pipeline (many planes per block,
-a misaligned float16 view, a row-padded float16 view of an odd width, a downscale), forward
-and backward: racecheck and synccheck are slow. Prints
+dtype. ``--quick`` runs only five cases of the shared-memory pipeline (many planes per block,
+a misaligned float16 view, a row-padded float16 view of an odd width, a downscale, a nearest
+downscale whose tiles list the rows they copy), forward and backward: racecheck and synccheck are slow. Prints
 'sanitize: N cases' at the end.
 """
 import argparse
@@ -32,7 +32,8 @@ SIZES = [dict(scale_factor=2.0), dict(scale_factor=0.5), dict(size=(37, 5)), dic
 PIPELINE = [(torch.float32, (2, 300, 6, 9), slice(None), dict(mode="bicubic", scale_factor=2.0)),
             (torch.float16, (1, 2, 37, 304), slice(3, None), dict(mode="bilinear", scale_factor=0.5)),
             (torch.float16, (1, 2, 37, 304), slice(None, 301), dict(mode="bicubic", scale_factor=2.0)),
-            (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.5))]
+            (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.5)),
+            (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.5))]
 
 
 def pipeline_cases(device: str, g: torch.Generator) -> int:

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "resize.cuh"
@@ -482,7 +483,7 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
   constexpr bool kPairable = WFirst && TX > 0 && TX <= 4;
   constexpr int kPairsPerRow = TW / 2, kPairRowStep = kThreads / kPairsPerRow;
   const int jp = tid % kPairsPerRow, rp = tid / kPairsPerRow;
-  bool pairs = false, pshift = false;
+  bool pairs = false, pshift = false, all_shift = false;
   int32_t pc = 0;
   Acc pw0[kPairable ? TX : 1], pw1[kPairable ? TX : 1];
   if constexpr (kPairable) {
@@ -498,9 +499,15 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       pw1[b] = okb ? wx[jb * TX + b] : Acc(0);
     }
     pairs = __syncthreads_and(cb - pc == 0 || pshift);
+    all_shift = __syncthreads_and(pshift);
   }
-  auto resample_pairs = [&](const T* win, Acc* mid) {
+  // Blocks whose every pair is shifted (`all_shift`: 2x along W, away from the image's
+  // edges, where clamped taps merge) take a copy of the loop without the per-element
+  // selects (measured: float16 bicubic 2x forward 156 -> 150 us on an H200).
+  auto pairs_loop = [&](const T* win, Acc* mid, auto all_tag) {
+    constexpr bool kAll = decltype(all_tag)::value;
     if constexpr (kPairable) {
+      const bool shift = kAll || pshift;
       const T* p = win + rp * win_cols + pc;
       Acc* m = mid + rp * TW + 2 * jp;
 #pragma unroll 2
@@ -508,18 +515,22 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
         Acc f[TX + 1];
 #pragma unroll
         for (int b = 0; b < TX; ++b) f[b] = Convert<T>::template load<Acc>(p[b]);
-        f[TX] = pshift ? Convert<T>::template load<Acc>(p[TX]) : Acc(0);  // only a shifted pair reads it
+        f[TX] = shift ? Convert<T>::template load<Acc>(p[TX]) : Acc(0);  // only a shifted pair reads it
         Pack<Acc, 2> v;
         v.v[0] = v.v[1] = Acc(0);
 #pragma unroll
         for (int b = 0; b < TX; ++b) v.v[0] += pw0[b] * f[b];
 #pragma unroll
-        for (int b = 0; b < TX; ++b) v.v[1] += pw1[b] * (pshift ? f[b + 1] : f[b]);
+        for (int b = 0; b < TX; ++b) v.v[1] += pw1[b] * (shift ? f[b + 1] : f[b]);
         *reinterpret_cast<Pack<Acc, 2>*>(m) = v;
         p += kPairRowStep * win_cols;
         m += kPairRowStep * TW;
       }
     }
+  };
+  auto resample_pairs = [&](const T* win, Acc* mid) {
+    if (all_shift) pairs_loop(win, mid, std::true_type{});
+    else pairs_loop(win, mid, std::false_type{});
   };
 
   // Pass 2 (kVec adjacent columns per thread): along H from `mid`. Extrapolated rows (offset
