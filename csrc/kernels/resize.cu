@@ -499,11 +499,13 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       pw1[b] = okb ? wx[jb * TX + b] : Acc(0);
     }
     pairs = __syncthreads_and(cb - pc == 0 || pshift);
-    all_shift = __syncthreads_and(pshift);
+    if constexpr (TX > 1) all_shift = __syncthreads_and(pshift);
   }
   // Blocks whose every pair is shifted (`all_shift`: 2x along W, away from the image's
   // edges, where clamped taps merge) take a copy of the loop without the per-element
-  // selects (measured: float16 bicubic 2x forward 156 -> 150 us on an H200).
+  // selects (measured on an H200: float16 bicubic 2x forward 156 -> 150 us). Not for one
+  // tap: it saves a single select there, and the nearest 0.5x backward (float16) was 7%
+  // slower with it.
   auto pairs_loop = [&](const T* win, Acc* mid, auto all_tag) {
     constexpr bool kAll = decltype(all_tag)::value;
     if constexpr (kPairable) {
