@@ -8,9 +8,10 @@
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
 planes per block, odd widths, misaligned and row-padded views, wide windows) in every
-dtype. ``--quick`` runs only five cases of the shared-memory pipeline (many planes per block,
-a misaligned float16 view, a row-padded float16 view of an odd width, a downscale, a nearest
-downscale whose tiles list the rows they copy), forward and backward: racecheck and synccheck are slow. Prints
+dtype. ``--quick`` runs only five cases: four of the shared-memory pipeline (many planes per
+block, a misaligned float16 view, a row-padded float16 view of an odd width, a downscale) and
+a nearest downscale (the one-tap kernel; its backward gathers through tiles), forward and
+backward: racecheck and synccheck are slow. Prints
 'sanitize: N cases' at the end.
 """
 import argparse
