@@ -469,9 +469,8 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
   // tap: it saves a single select there, and the nearest 0.5x backward (float16) was 7%
   // slower with it.
   auto pairs_loop = [&](const T* win, Acc* mid, auto all_tag) {
-    constexpr bool kAll = decltype(all_tag)::value;
     if constexpr (kPairable) {
-      const bool shift = kAll || pshift;
+      const bool shift = decltype(all_tag)::value || pshift;
       const T* p = win + rp * win_cols + pc;
       Acc* m = mid + rp * TW + 2 * jp;
 #pragma unroll 2
