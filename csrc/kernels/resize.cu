@@ -394,9 +394,8 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       const int32_t x = xmin + q * unit;
       T* d = win + q * unit;
       if (vec_copy && x + G <= g.src_w) {
-        for (int32_t r = c_r0; r < copy_rows; r += c_dr) {
+        for (int32_t r = c_r0; r < copy_rows; r += c_dr)
           __pipeline_memcpy_async(d + r * win_cols, src + tap_index(ymin, r, g.src_h) * row_stride + x, 16);
-        }
       } else if (x < g.src_w) {  // a unit across the input's end (src_w % G != 0), or unit 1
         for (int32_t r = c_r0; r < copy_rows; r += c_dr) {
           const T* row = src + tap_index(ymin, r, g.src_h) * row_stride;
@@ -905,17 +904,6 @@ cudaError_t ensure_tables(const TableSource& src, cudaStream_t stream) {
   return src.own != nullptr ? build_tables<Acc>(*src.own, *src.L, src.ws, false, stream) : cudaSuccess;
 }
 
-// Tables one tap wide (nearest) that downscale along H: the one-tap kernel for NCHW, else
-// the per-element gather.
-template <typename T, typename Acc>
-cudaError_t one_tap_gather(const Gather<T, Acc>& g, const TableSource& src, int64_t N, int64_t C, int64_t H,
-                           int64_t W, bool channels_last, T* dst, cudaStream_t stream) {
-  if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
-  if (channels_last || C >= INT32_MAX || !narrow_offsets(g))
-    return launch_elementwise<1, 1>(g, N, C, H, W, channels_last, dst, stream);
-  return launch_one_tap(g, N, C, H, W, dst, stream);
-}
-
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
 cudaError_t launch_staged(const Gather<T, Acc>& g, const TableSource& src, int64_t N, int64_t C, int64_t H, int64_t W,
                           int32_t th, int32_t rows, int32_t cols, T* dst, cudaStream_t stream) {
@@ -951,7 +939,7 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
     if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
     return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
   };
-  // Pass 1 keeps 32-bit element offsets within a source plane.
+  // Pass 1 and the one-tap kernel keep 32-bit element offsets within a source plane.
   if (channels_last || C >= INT32_MAX || !narrow_offsets(g)) return elementwise();
   // The window a tile typically reads: the coordinate step is about src / out per axis, plus
   // the taps, one for the rounding of the first tap and the alignment of its start (16-byte
@@ -962,9 +950,14 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
   // Upscaling resamples along W first (fewer window rows than tile rows), downscaling along
   // H first (fewer tile rows than window rows).
   const bool w_first = span_y <= 1.0;
-  if constexpr (TY == 1 && TX == 1) {  // downscaling one-tap tables: nothing to share through a window
-    if (!w_first) return one_tap_gather(g, src, N, C, H, W, channels_last, dst, stream);
-  }  // (so H-first staged tiles always have two or more taps per row)
+  // Downscaling one-tap tables (nearest): nothing to share through a window, so the one-tap
+  // kernel (and H-first staged tiles always have two or more taps per row).
+  if constexpr (TY == 1 && TX == 1) {
+    if (!w_first) {
+      if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
+      return launch_one_tap(g, N, C, H, W, dst, stream);
+    }
+  }
   struct Shape {
     int tw, th;
   };
