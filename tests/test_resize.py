@@ -373,13 +373,69 @@ def test_nearest_downscale_one_tap_kernel_equals_cpu(dtype, kw):
         assert (out == -3.0).any() and (out != -3.0).any()
 
 
+def _cuda_kernel_names(fn):
+    """Names of the CUDA kernels `fn` launches (torch.profiler); skips without CUPTI."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not names:
+        pytest.skip("torch.profiler recorded no CUDA kernels (no CUPTI)")
+    return names
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("call", [
+    dict(fn="interpolate", scale_factor=0.5, mode="bilinear"),
+    dict(fn="interpolate", size=(24, 100), mode="bilinear"),  # H 0.25x: any two-tap H table
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear"),
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="asymmetric"),
+], ids=_ids)
+def test_bilinear_halving_pairs_kernel(dtype, call):
+    # Halving W with two-tap windows on the input pairs (bilinear 0.5x) runs pairs_kernel
+    # (16-byte loads of input pairs, no staged window). Its arithmetic is gather_element's,
+    # so it must equal the per-element gather (which channels_last input takes) bit for bit,
+    # and the float64 reference within the dtype's tolerance.
+    kw = dict(call)
+    op = getattr(twinops, kw.pop("fn"))
+    x = random_input((2, 3, 96, 200), dtype, "cuda")
+    names = _cuda_kernel_names(lambda: op(x, **kw))
+    assert any("pairs_kernel" in n for n in names), names
+    out = op(x, **kw)
+    per_element = op(x.contiguous(memory_format=torch.channels_last), **kw)
+    torch.testing.assert_close(out, per_element.contiguous(), rtol=0, atol=0)
+    # The CPU op in float64 (its parity with F.interpolate and onnx.reference is tested
+    # above); these scales' coordinates are exact in float32 too.
+    assert_close(out.cpu(), op(x.cpu().double(), **kw), dtype, f"pairs {call}")
+
+
+@cuda
+@pytest.mark.parametrize("kw", [
+    dict(scale_factor=0.5, mode="bilinear", align_corners=True),  # windows off the pairs
+    dict(size=(48, 101), mode="bilinear"),  # W is not halved
+    dict(scale_factor=0.5, mode="bicubic"),  # four taps
+], ids=_ids)
+def test_pairs_kernel_only_for_halving_pairs(kw):
+    x = random_input((1, 2, 96, 202), torch.float32, "cuda")
+    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
+    assert not any("pairs_kernel" in n for n in names), names
+    # A view whose rows are not 16-byte aligned takes the staged path, with the same result.
+    v = random_input((1, 2, 96, 201), torch.float32, "cuda")[..., 1:]
+    names = _cuda_kernel_names(lambda: twinops.interpolate(v, scale_factor=0.5, mode="bilinear"))
+    assert not any("pairs_kernel" in n for n in names), names
+    assert_close(twinops.interpolate(v, scale_factor=0.5, mode="bilinear"),
+                 F.interpolate(v.double(), scale_factor=0.5, mode="bilinear"), torch.float32, "unaligned view")
+
+
 @cuda
 def test_tiled_gather_shared_memory_sizes_in_any_order():
     # One kernel, launched with more than the default 48 KiB of shared memory, then less,
     # then more again: the kernel's raised limit must never be lowered under a cached size.
-    # (Bilinear: two taps at both scales, one kernel; nearest downscaling has no tiles.)
+    # (Bilinear: two taps at both scales, one kernel; nearest downscaling and bilinear 0.5x
+    # have no tiles.)
     x = random_input((1, 2, 256, 512), torch.float32, "cuda")
-    for scale in (0.25, 0.5, 0.25, 0.5):
+    for scale in (0.25, 0.4, 0.25, 0.4):
         out = twinops.interpolate(x, scale_factor=scale, mode="bilinear")
         ref = F.interpolate(x, scale_factor=scale, mode="bilinear")  # float32 opmath, as in the tiled test
         assert_close(out, ref.double(), torch.float32, f"bilinear {scale}x")

@@ -69,7 +69,8 @@ def main() -> None:
                     n += 1
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
         for shape, cols in (((1, 2, 37, 301), slice(None)), ((1, 2, 37, 304), slice(3, None)),
-                            ((1, 2, 37, 304), slice(None, 301)), ((2, 300, 8, 16), slice(None))):
+                            ((1, 2, 37, 304), slice(None, 301)), ((2, 300, 8, 16), slice(None)),
+                            ((1, 3, 38, 200), slice(None))):
             base = torch.randn(*shape, device="cuda", dtype=dtype, generator=g)[..., cols]
             for kw in (dict(mode="bicubic", scale_factor=2.0), dict(mode="bilinear", scale_factor=0.5),
                        dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611))):

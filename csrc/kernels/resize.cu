@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cuda_pipeline.h>
 
 #include <map>
@@ -772,6 +773,77 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, int
   }
 }
 
+// Exact 2:1 downscaling along W whose two-tap windows are the input pairs (see pairs_axis:
+// bilinear 0.5x), with two-tap H entries, of NCHW tensors with 16-byte aligned rows. A thread
+// owns K = G / 2 adjacent outputs of a row: their 2 K input columns are one 16-byte load per
+// tap row, so the input is read with a copy's contiguous, fully coalesced loads, and no
+// window is staged (each input element is read by one output). The W weights live in
+// registers, fixed for every plane; the thread loops over planes, then rows, with one 8-byte
+// store per row. The arithmetic is gather_element's.
+template <typename T>
+constexpr int kPairLoad = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
+template <typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+                                                         int64_t planes, T* __restrict__ dst) {
+  constexpr int G = kPairLoad<T>, K = G / 2;
+  const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * K;
+  if (x0 >= OW) return;  // OW is a multiple of K
+  Acc wx[K][2];
+#pragma unroll
+  for (int e = 0; e < K; ++e) {
+    wx[e][0] = g.wx[(x0 + e) * 2];
+    wx[e][1] = g.wx[(x0 + e) * 2 + 1];
+  }
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
+  const int64_t step_n = step / C, step_c = step % C;
+  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  const int32_t y_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, y_step = gridDim.y * kOneTapRows;
+  auto load = [](const T* p) {
+    const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p));
+    Pack<T, G> v;
+    memcpy(&v, &raw, sizeof(raw));
+    return v;
+  };
+  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + 2 * x0;
+    T* out = dst + plane * plane_size + x0;
+    for (int32_t y = y_begin; y < OH; y += y_step) {
+      const int32_t fy = g.fy[y];
+      Pack<T, K> o;
+      if (fy < 0) {
+#pragma unroll
+        for (int e = 0; e < K; ++e) o.v[e] = Convert<T>::template store<Acc>(g.extrapolation);
+      } else {
+        const Acc wy0 = g.wy[2 * y], wy1 = g.wy[2 * y + 1];
+        const Pack<T, G> a = load(src + fy * row_stride);
+        const Pack<T, G> b = load(src + tap_index(fy, 1, g.src_h) * row_stride);
+#pragma unroll
+        for (int e = 0; e < K; ++e) {
+          Acc r0 = Acc(0), r1 = Acc(0);
+          r0 += wx[e][0] * Convert<T>::template load<Acc>(a.v[2 * e]);
+          r0 += wx[e][1] * Convert<T>::template load<Acc>(a.v[2 * e + 1]);
+          r1 += wx[e][0] * Convert<T>::template load<Acc>(b.v[2 * e]);
+          r1 += wx[e][1] * Convert<T>::template load<Acc>(b.v[2 * e + 1]);
+          Acc acc = Acc(0);
+          acc += wy0 * r0;
+          acc += wy1 * r1;
+          o.v[e] = Convert<T>::template store<Acc>(acc);
+        }
+      }
+      uint2 raw;
+      memcpy(&raw, &o, sizeof(raw));
+      __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(y) * OW), raw);
+    }
+    n += step_n;
+    c += step_c;
+    if (c >= C) {
+      c -= C;
+      ++n;
+    }
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
@@ -877,6 +949,31 @@ cudaError_t launch_one_tap(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_
   return cudaGetLastError();
 }
 
+// Whether pairs_kernel can read `g` and write `dst`: dense rows, every 16-byte load and
+// 8-byte store aligned (the table conditions are pairs_axis's).
+template <typename T, typename Acc>
+bool pairs_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t W, const T* dst) {
+  constexpr int G = kPairLoad<T>;
+  static_assert(G / 2 * sizeof(T) == 8, "one 8-byte store per row");
+  return g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
+         (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0 && W % (G / 2) == 0 &&
+         reinterpret_cast<uintptr_t>(dst) % 8 == 0;
+}
+
+template <typename T, typename Acc>
+cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
+                         cudaStream_t stream) {
+  const auto kernel = pairs_kernel<T, Acc>;
+  int64_t resident = 0;
+  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), 0, &resident); e != cudaSuccess) return e;
+  const int64_t gx = (W + 32 * (kPairLoad<T> / 2) - 1) / (32 * (kPairLoad<T> / 2));
+  const int64_t gy = std::min<int64_t>((H + kOneTapRows - 1) / kOneTapRows, 65535);
+  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
+  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, 0, stream>>>(
+      g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, dst);
+  return cudaGetLastError();
+}
+
 // Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
 // that resample along H first build their own entries, and the table kernel runs (into L /
 // ws) only for the other gathers. The backward passes none: its inverse tables are built
@@ -956,6 +1053,14 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
     if (!w_first) {
       if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
       return launch_one_tap(g, N, C, H, W, dst, stream);
+    }
+  }
+  // Forward 2:1 downscales along W on the input pairs (bilinear 0.5x): pairs_kernel.
+  if constexpr (TY == 2 && TX == 2) {
+    if (!w_first && src.own != nullptr && pairs_layout(g, N, C, W, dst) &&
+        pairs_axis(*src.own, src.own->w, TX, sizeof(Acc))) {
+      if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
+      return launch_pairs(g, N, C, H, W, dst, stream);
     }
   }
   struct Shape {

@@ -158,6 +158,20 @@ int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
   return static_cast<int32_t>(std::min<int64_t>(widest, a.out));
 }
 
+// 1 when every output d of axis `a` starts its `taps`-wide window at input 2 d (see
+// pairs_axis), else 0.
+template <typename Acc>
+int32_t starts_at_pairs(const Params& p, const Axis& a, int32_t taps) {
+  if (a.in != 2 * a.out) return 0;
+  std::vector<Acc> w(static_cast<size_t>(taps));
+  for (int64_t d = 0; d < a.out; ++d) {
+    int32_t first = 0;
+    axis_entry<Acc>(p, a, d, taps, &first, w.data());
+    if (first != 2 * d) return 0;
+  }
+  return 1;
+}
+
 template <typename F>
 uint64_t bits_of(F v) {
   uint64_t b = 0;
@@ -165,31 +179,46 @@ uint64_t bits_of(F v) {
   return b;
 }
 
-// Widths that take a pass over an axis on the host: inverse_taps builds a whole forward
-// table (about 0.15 ms for a 1080p bicubic 2x backward on a CI core), widest_aa_window one
-// window per output. Training calls the op with the same shapes every step, so the widths of
-// recent axes are remembered. The key is every input of axis_entry (floating-point
-// fields by their bits), the forward width (`taps`; 0 asks for the widest antialias window)
-// and the opmath size.
-int32_t cached_width(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
+// Facts that take a pass over an axis on the host: inverse_taps builds a whole forward
+// table (about 0.15 ms for a 1080p bicubic 2x backward on a CI core), widest_aa_window and
+// starts_at_pairs one entry per output. Training calls the op with the same shapes every
+// step, so the facts of recent axes are remembered. The key is every input of axis_entry
+// (floating-point fields by their bits), the question, the forward width (`taps`) and the
+// opmath size.
+enum class AxisQuery : int32_t {
+  kWidestAaWindow,  // widest_aa_window (taps unused)
+  kInverseWidth,    // inverse_taps
+  kPairs,           // starts_at_pairs
+};
+int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
-                         int32_t, int32_t, int32_t, size_t>;
+                         int32_t, int32_t, int32_t, int32_t, size_t>;
   static std::mutex mutex;
   static std::map<Key, int32_t> cache;
   const Key key{a.in,    a.out,           bits_of(a.scale), bits_of(a.roi_start),  bits_of(a.roi_end),
                 p.mode,  p.coord,         p.nearest,        bits_of(p.cubic_a),    p.exclude_outside,
-                p.antialias, p.pytorch,   taps,             opmath_bytes};
+                p.antialias, p.pytorch,   static_cast<int32_t>(q), taps, opmath_bytes};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   const bool dbl = opmath_bytes == sizeof(double);
-  const int32_t width = taps == 0 ? (dbl ? widest_aa_window<double>(p, a) : widest_aa_window<float>(p, a))
-                                  : (dbl ? inverse_taps<double>(p, a, taps) : inverse_taps<float>(p, a, taps));
+  int32_t fact = 0;
+  switch (q) {
+    case AxisQuery::kWidestAaWindow:
+      fact = dbl ? widest_aa_window<double>(p, a) : widest_aa_window<float>(p, a);
+      break;
+    case AxisQuery::kInverseWidth:
+      fact = dbl ? inverse_taps<double>(p, a, taps) : inverse_taps<float>(p, a, taps);
+      break;
+    case AxisQuery::kPairs:
+      fact = dbl ? starts_at_pairs<double>(p, a, taps) : starts_at_pairs<float>(p, a, taps);
+      break;
+  }
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 256) cache.clear();  // bounded; shapes rarely vary that much
-  cache.emplace(key, width);
-  return width;
+  cache.emplace(key, fact);
+  return fact;
 }
 
 // The forward table width of one axis: axis_taps, except for ATen's antialias window, whose
@@ -198,10 +227,14 @@ int32_t cached_width(const Params& p, const Axis& a, int32_t taps, size_t opmath
 int32_t forward_taps(const Params& p, const Axis& a, size_t opmath_bytes) {
   const int32_t bound = axis_taps(p, a);
   if (!p.antialias || !p.pytorch || p.mode == kArea || p.mode == kNearest || a.out < 1) return bound;
-  return std::min(bound, cached_width(p, a, 0, opmath_bytes));
+  return std::min(bound, cached_axis(p, a, AxisQuery::kWidestAaWindow, 0, opmath_bytes));
 }
 
 }  // namespace
+
+bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
+  return cached_axis(p, a, AxisQuery::kPairs, taps, opmath_bytes) != 0;
+}
 
 // Table widths are padded up to the widths the CUDA gather unrolls, the same on both axes
 // while they are small: the padding taps weigh 0, and a fully unrolled gather over a few zero
@@ -221,7 +254,7 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) 
   const Axis* axes[2] = {&p.h, &p.w};
   for (int k = 0; k < 2; ++k) ws.taps[k] = forward_taps(p, *axes[k], opmath_bytes);
   pad_table_widths(ws.taps);
-  for (int k = 0; k < 2; ++k) ws.inv_taps[k] = backward ? cached_width(p, *axes[k], ws.taps[k], opmath_bytes) : 0;
+  for (int k = 0; k < 2; ++k) ws.inv_taps[k] = backward ? cached_axis(p, *axes[k], AxisQuery::kInverseWidth, ws.taps[k], opmath_bytes) : 0;
   if (backward) pad_table_widths(ws.inv_taps);
   size_t off = 0;
   for (int k = 0; k < 2; ++k) {
