@@ -390,7 +390,7 @@ def _cuda_kernel_names(fn):
     dict(fn="interpolate", scale_factor=0.5, mode="bilinear"),
     dict(fn="interpolate", size=(24, 100), mode="bilinear"),  # H 0.25x: any two-tap H table
     dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear"),
-    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="asymmetric"),
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
 ], ids=_ids)
 def test_bilinear_halving_pairs_kernel(dtype, call):
     # Halving W with two-tap windows on the input pairs (bilinear 0.5x) runs pairs_kernel
@@ -411,14 +411,18 @@ def test_bilinear_halving_pairs_kernel(dtype, call):
 
 
 @cuda
-@pytest.mark.parametrize("kw", [
-    dict(scale_factor=0.5, mode="bilinear", align_corners=True),  # windows off the pairs
-    dict(size=(48, 101), mode="bilinear"),  # W is not halved
-    dict(scale_factor=0.5, mode="bicubic"),  # four taps
+@pytest.mark.parametrize("call", [
+    dict(fn="interpolate", scale_factor=0.5, mode="bilinear", align_corners=True),  # windows off the pairs
+    # ONNX centres an integral coordinate's window on x - 1: output d reads 2 d - 1 and 2 d.
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="asymmetric"),
+    dict(fn="interpolate", size=(48, 101), mode="bilinear"),  # W is not halved
+    dict(fn="interpolate", scale_factor=0.5, mode="bicubic"),  # four taps
 ], ids=_ids)
-def test_pairs_kernel_only_for_halving_pairs(kw):
-    x = random_input((1, 2, 96, 202), torch.float32, "cuda")
-    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
+def test_pairs_kernel_only_for_halving_pairs(call):
+    kw = dict(call)
+    op = getattr(twinops, kw.pop("fn"))
+    x = random_input((1, 2, 96, 200), torch.float32, "cuda")
+    names = _cuda_kernel_names(lambda: op(x, **kw))
     assert not any("pairs_kernel" in n for n in names), names
     # A view whose rows are not 16-byte aligned takes the staged path, with the same result.
     v = random_input((1, 2, 96, 201), torch.float32, "cuda")[..., 1:]
