@@ -933,19 +933,29 @@ bool narrow_offsets(const Gather<T, Acc>& g) {
   return (g.src_h - 1) * g.stride[2] + (g.src_w - 1) * g.stride[3] < INT32_MAX;
 }
 
+// Grid of the row kernels (one_tap_kernel, pairs_kernel): a warp spans 32 * `cols` output
+// columns of a row, a block kOneTapRows rows; one resident wave, in which each block loops
+// over planes (its columns' tables stay in registers).
+cudaError_t row_kernel_grid(const void* kernel, int64_t planes, int64_t H, int64_t W, int cols, dim3* grid) {
+  int64_t resident = 0;
+  if (cudaError_t e = resident_blocks(kernel, 0, &resident); e != cudaSuccess) return e;
+  const int64_t gx = (W + 32 * cols - 1) / (32 * cols);
+  const int64_t gy = std::min<int64_t>((H + kOneTapRows - 1) / kOneTapRows, 65535);
+  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(planes, 65535));
+  *grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  return cudaSuccess;
+}
+
 template <typename T, typename Acc>
 cudaError_t launch_one_tap(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                            cudaStream_t stream) {
   const auto kernel = one_tap_kernel<T, Acc>;
-  int64_t resident = 0;
-  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), 0, &resident); e != cudaSuccess) return e;
-  const int64_t gx = (W + 32 * kVec - 1) / (32 * kVec);
-  const int64_t gy = std::min<int64_t>((H + kOneTapRows - 1) / kOneTapRows, 65535);
-  // One resident wave: each block loops over planes (its columns' tables stay in registers).
-  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
+  dim3 grid;
+  if (cudaError_t e = row_kernel_grid(reinterpret_cast<const void*>(kernel), N * C, H, W, kVec, &grid); e != cudaSuccess)
+    return e;
   const bool vec_store = W % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % (kVec * sizeof(T)) == 0;
-  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, 0, stream>>>(
-      g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, vec_store, dst);
+  kernel<<<grid, kThreads, 0, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
+                                        N * C, vec_store, dst);
   return cudaGetLastError();
 }
 
@@ -964,13 +974,12 @@ template <typename T, typename Acc>
 cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                          cudaStream_t stream) {
   const auto kernel = pairs_kernel<T, Acc>;
-  int64_t resident = 0;
-  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), 0, &resident); e != cudaSuccess) return e;
-  const int64_t gx = (W + 32 * (kPairLoad<T> / 2) - 1) / (32 * (kPairLoad<T> / 2));
-  const int64_t gy = std::min<int64_t>((H + kOneTapRows - 1) / kOneTapRows, 65535);
-  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
-  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, 0, stream>>>(
-      g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, dst);
+  dim3 grid;
+  if (cudaError_t e = row_kernel_grid(reinterpret_cast<const void*>(kernel), N * C, H, W, kPairLoad<T> / 2, &grid);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kThreads, 0, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
+                                        N * C, dst);
   return cudaGetLastError();
 }
 
