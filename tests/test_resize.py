@@ -424,6 +424,10 @@ def test_pairs_kernel_only_for_halving_pairs(call):
     x = random_input((1, 2, 96, 200), torch.float32, "cuda")
     names = _cuda_kernel_names(lambda: op(x, **kw))
     assert not any("pairs_kernel" in n for n in names), names
+
+
+@cuda
+def test_pairs_kernel_not_for_unaligned_rows():
     # A view whose rows are not 16-byte aligned takes the staged path, with the same result.
     v = random_input((1, 2, 96, 201), torch.float32, "cuda")[..., 1:]
     names = _cuda_kernel_names(lambda: twinops.interpolate(v, scale_factor=0.5, mode="bilinear"))

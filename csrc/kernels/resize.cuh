@@ -118,8 +118,9 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 
 // Whether axis `a` halves (in == 2 out) with windows on the input pairs: the table entry of
 // every output d, `taps` wide with opmath `opmath_bytes`, starts at input 2 d (bilinear 0.5x
-// but for align_corners). Built on the host exactly as the device builds it; O(out) on first
-// use, then remembered per axis.
+// with half-pixel coordinates; not align_corners, nor ONNX asymmetric, whose integral
+// coordinates start at 2 d - 1). Built on the host exactly as the device builds it; O(out)
+// on first use, then remembered per axis.
 bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes);
 
 // ---------------------------------------------------------------------------------------
