@@ -1045,7 +1045,8 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
     if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
     return launch_elementwise<TY, TX>(g, N, C, H, W, channels_last, dst, stream);
   };
-  // Pass 1 and the one-tap kernel keep 32-bit element offsets within a source plane.
+  // The staged tiles (pass 1), the one-tap and the pairs kernels keep 32-bit element offsets
+  // within a source plane.
   if (channels_last || C >= INT32_MAX || !narrow_offsets(g)) return elementwise();
   // The window a tile typically reads: the coordinate step is about src / out per axis, plus
   // the taps, one for the rounding of the first tap and the alignment of its start (16-byte
