@@ -384,56 +384,95 @@ def _cuda_kernel_names(fn):
     return names
 
 
-@cuda
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("call", [
-    dict(fn="interpolate", scale_factor=0.5, mode="bilinear"),
-    dict(fn="interpolate", size=(24, 100), mode="bilinear"),  # H 0.25x: any two-tap H table
-    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear"),
-    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
-], ids=_ids)
-def test_bilinear_halving_pairs_kernel(dtype, call):
-    # Halving W with two-tap windows on the input pairs (bilinear 0.5x) runs pairs_kernel
-    # (16-byte loads of input pairs, no staged window). Its arithmetic is gather_element's,
-    # so it must equal the per-element gather (which channels_last input takes) bit for bit,
-    # and the float64 reference within the dtype's tolerance.
+def _check_row_kernel(kernel, dtype, call, shape=(2, 3, 96, 200)):
+    """`call` on a CUDA input of `shape` launches `kernel`, equals the per-element gather
+    (which channels_last input takes) bit for bit, and the float64 CPU op within the
+    dtype's tolerance (its parity with F.interpolate and onnx.reference is tested above;
+    the scales used here have coordinates exact in float32 too)."""
     kw = dict(call)
     op = getattr(twinops, kw.pop("fn"))
-    x = random_input((2, 3, 96, 200), dtype, "cuda")
+    x = random_input(shape, dtype, "cuda")
     names = _cuda_kernel_names(lambda: op(x, **kw))
-    assert any("pairs_kernel" in n for n in names), names
+    assert any(kernel in n for n in names), names
     out = op(x, **kw)
     per_element = op(x.contiguous(memory_format=torch.channels_last), **kw)
     torch.testing.assert_close(out, per_element.contiguous(), rtol=0, atol=0)
-    # The CPU op in float64 (its parity with F.interpolate and onnx.reference is tested
-    # above); these scales' coordinates are exact in float32 too.
-    assert_close(out.cpu(), op(x.cpu().double(), **kw), dtype, f"pairs {call}")
+    assert_close(out.cpu(), op(x.cpu().double(), **kw), dtype, f"{kernel} {call}")
+
+
+def _check_not_routed(call, shape=(1, 2, 96, 200)):
+    kw = dict(call)
+    op = getattr(twinops, kw.pop("fn"))
+    x = random_input(shape, torch.float32, "cuda")
+    names = _cuda_kernel_names(lambda: op(x, **kw))
+    assert not any("pairs_kernel" in n or "halving_kernel" in n for n in names), names
+    return names
+
+
+HALVING_CALLS = [
+    dict(fn="interpolate", scale_factor=0.5, mode="bilinear"),  # 2 taps
+    dict(fn="interpolate", scale_factor=0.5, mode="bicubic"),  # 4
+    dict(fn="interpolate", scale_factor=0.5, mode="bilinear", antialias=True),  # 4
+    dict(fn="interpolate", scale_factor=0.5, mode="bicubic", antialias=True),  # 7, padded to 8
+    # ONNX centres an integral coordinate's window on x - 1: output d reads 2 d - 1 and 2 d.
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="asymmetric"),
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="cubic"),
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1),
+    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="cubic", antialias=1),  # 8 taps
+]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("call", HALVING_CALLS, ids=_ids)
+def test_halving_kernel(dtype, call):
+    # Forwards that halve both axes with windows centred on the input pairs run
+    # halving_kernel (16-byte loads, each input row resampled along W once, no staged window).
+    _check_row_kernel("halving_kernel", dtype, call)
+
+
+@cuda
+@pytest.mark.parametrize("shape", [(1, 2, 2, 16), (1, 2, 4, 16), (2, 1, 6, 48), (1, 1, 14, 32)], ids=str)
+@pytest.mark.parametrize("call", HALVING_CALLS[1::2], ids=_ids)  # 4 and 8 taps
+def test_halving_kernel_small_planes(shape, call):
+    # Windows clamped at both edges of every axis, one or a few output rows per warp.
+    _check_row_kernel("halving_kernel", torch.float32, call, shape)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("call", [
+    dict(fn="interpolate", size=(24, 100), mode="bilinear"),  # H 0.25x: any two-tap H table
+    dict(fn="interpolate", size=(40, 100), mode="bilinear"),
+    dict(fn="resize", scales=[1, 1, 0.3, 0.5], mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+], ids=_ids)
+def test_pairs_kernel(dtype, call):
+    # W halved on the input pairs with H downscaled but not halved runs pairs_kernel.
+    _check_row_kernel("pairs_kernel", dtype, call)
 
 
 @cuda
 @pytest.mark.parametrize("call", [
     dict(fn="interpolate", scale_factor=0.5, mode="bilinear", align_corners=True),  # windows off the pairs
-    # ONNX centres an integral coordinate's window on x - 1: output d reads 2 d - 1 and 2 d.
-    dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", coordinate_transformation_mode="asymmetric"),
+    dict(fn="interpolate", scale_factor=0.5, mode="bicubic", align_corners=True),
     dict(fn="interpolate", size=(48, 101), mode="bilinear"),  # W is not halved
-    dict(fn="interpolate", scale_factor=0.5, mode="bicubic"),  # four taps
+    dict(fn="interpolate", size=(38, 100), mode="bicubic"),  # W halved, H not, four taps
 ], ids=_ids)
-def test_pairs_kernel_only_for_halving_pairs(call):
-    kw = dict(call)
-    op = getattr(twinops, kw.pop("fn"))
-    x = random_input((1, 2, 96, 200), torch.float32, "cuda")
-    names = _cuda_kernel_names(lambda: op(x, **kw))
-    assert not any("pairs_kernel" in n for n in names), names
+def test_row_kernels_only_for_halving(call):
+    _check_not_routed(call)
 
 
 @cuda
-def test_pairs_kernel_not_for_unaligned_rows():
-    # A view whose rows are not 16-byte aligned takes the staged path, with the same result.
+def test_row_kernels_not_for_unaligned_rows():
+    # A view whose rows are not 16-byte aligned, or an odd output width, takes the staged
+    # path, with the same result.
     v = random_input((1, 2, 96, 201), torch.float32, "cuda")[..., 1:]
-    names = _cuda_kernel_names(lambda: twinops.interpolate(v, scale_factor=0.5, mode="bilinear"))
-    assert not any("pairs_kernel" in n for n in names), names
-    assert_close(twinops.interpolate(v, scale_factor=0.5, mode="bilinear"),
-                 F.interpolate(v.double(), scale_factor=0.5, mode="bilinear"), torch.float32, "unaligned view")
+    for mode in ("bilinear", "bicubic"):
+        names = _cuda_kernel_names(lambda: twinops.interpolate(v, scale_factor=0.5, mode=mode))
+        assert not any("pairs_kernel" in n or "halving_kernel" in n for n in names), names
+        assert_close(twinops.interpolate(v, scale_factor=0.5, mode=mode),
+                     F.interpolate(v.double(), scale_factor=0.5, mode=mode), torch.float32, f"unaligned view {mode}")
+    _check_not_routed(dict(fn="interpolate", scale_factor=0.5, mode="bicubic"), (1, 2, 96, 202))
 
 
 @cuda

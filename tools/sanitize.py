@@ -73,6 +73,7 @@ def main() -> None:
                             ((1, 3, 38, 200), slice(None))):
             base = torch.randn(*shape, device="cuda", dtype=dtype, generator=g)[..., cols]
             for kw in (dict(mode="bicubic", scale_factor=2.0), dict(mode="bilinear", scale_factor=0.5),
+                       dict(mode="bicubic", scale_factor=0.5), dict(mode="bicubic", antialias=True, scale_factor=0.5),
                        dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611))):
                 xi = base.detach().requires_grad_()
                 y = twinops.interpolate(xi, **kw)

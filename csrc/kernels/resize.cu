@@ -844,6 +844,121 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
   }
 }
 
+// Exact 2:1 downscaling of both axes with TT-tap windows centred on the input pairs (see
+// halving_axis: output d's nonzero taps lie in [2 d - h, 2 d - h + TT), h = TT / 2 - 1), NCHW
+// with 16-byte aligned rows. The block first writes its columns' and rows' table entries
+// into shared memory, re-indexed from 2 d - h (so every output's taps are at the same
+// offsets from its pair; clamped edge taps land where they are, taps outside the input
+// read zeros). A warp then owns 32 K adjacent outputs (K = G / 2 per lane: one 16-byte load
+// of G input columns per row, plus the neighbouring loads for the h halo columns each side,
+// which the neighbouring lanes read too: L1 hits) and R consecutive output rows. Input rows
+// are resampled along W once each: output row y needs the W results of input rows
+// 2 y - h .. 2 y - h + TT - 1, of which the first TT - 2 are the previous row's last, kept in
+// registers. The sums are gather_element's (W then H), in the same order away from the edges.
+template <int TT, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
+                                                           int32_t OW, int64_t planes, int32_t R, T* __restrict__ dst) {
+  constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][TT]
+  Acc* swy = swx + kCols * TT;                  // [8 R][TT]
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * (kThreads / 32) * R;
+  for (int e = tid; e < kCols + (kThreads / 32) * R; e += kThreads) {
+    const bool col = e < kCols;
+    const int32_t i = col ? e : e - kCols;
+    const int32_t d = (col ? bx0 : by0) + i;
+    Acc* w = (col ? swx : swy) + i * TT;
+    for (int k = 0; k < TT; ++k) w[k] = Acc(0);
+    if (d < (col ? OW : OH)) {
+      int32_t first = 0;
+      Acc t[TT];
+      tile_entry<Acc>(p, !col, d, TT, &first, t);
+      for (int k = 0; k < TT; ++k) {
+        const int32_t at = first + k - (2 * d - HALO);  // in [0, TT) for nonzero taps (halving_axis)
+        if (t[k] != Acc(0)) w[at] = t[k];
+      }
+    }
+  }
+  __syncthreads();
+  const int32_t x0 = bx0 + lane * K;
+  const int32_t y_begin = by0 + warp * R, y_end = min(y_begin + R, OH);
+  if (x0 >= OW || y_begin >= OH) return;  // OW is a multiple of K; no barrier follows
+  Acc wx[K][TT];
+#pragma unroll
+  for (int e = 0; e < K; ++e) load_taps<TT>(swx + (lane * K + e) * TT, wx[e]);
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
+  const bool left_ok = 2 * x0 - G >= 0, right_ok = 2 * x0 + 2 * G <= g.src_w;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
+  const int64_t step_n = step / C, step_c = step % C;
+  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  auto load = [](const T* q) {
+    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(q));
+    Pack<T, G> v;
+    memcpy(&v, &raw, sizeof(raw));
+    return v;
+  };
+  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + 2 * x0;
+    T* out = dst + plane * plane_size + x0;
+    // W pass of input row r into m (zeros for rows outside the input: zero weights).
+    auto w_row = [&](int32_t r, Acc* m) {
+#pragma unroll
+      for (int e = 0; e < K; ++e) m[e] = Acc(0);
+      if (r < 0 || r >= g.src_h) return;
+      const T* row = src + r * row_stride;
+      Pack<T, G> chunk[3];
+      const T zero = Convert<T>::template store<Acc>(Acc(0));
+#pragma unroll
+      for (int q = 0; q < G; ++q) chunk[0].v[q] = chunk[2].v[q] = zero;
+      if (HALO > 0 && left_ok) chunk[0] = load(row - G);
+      chunk[1] = load(row);
+      if (HALO > 0 && right_ok) chunk[2] = load(row + G);
+#pragma unroll
+      for (int e = 0; e < K; ++e) {
+        Acc v = Acc(0);
+#pragma unroll
+        for (int k = 0; k < TT; ++k) {
+          const int at = G + 2 * e - HALO + k;  // into the three chunks
+          v += wx[e][k] * Convert<T>::template load<Acc>(chunk[at / G].v[at % G]);
+        }
+        m[e] = v;
+      }
+    };
+    Acc mid[TT][K];
+    int32_t y = y_begin;
+#pragma unroll
+    for (int k = 0; k < TT - 2; ++k) w_row(2 * y - HALO + k, mid[k]);
+    for (; y < y_end; ++y) {
+      w_row(2 * y - HALO + TT - 2, mid[TT - 2]);
+      w_row(2 * y - HALO + TT - 1, mid[TT - 1]);
+      Acc wy[TT];
+      load_taps<TT>(swy + (y - by0) * TT, wy);
+      Pack<T, K> o;
+#pragma unroll
+      for (int e = 0; e < K; ++e) {
+        Acc acc = Acc(0);
+#pragma unroll
+        for (int k = 0; k < TT; ++k) acc += wy[k] * mid[k][e];
+        o.v[e] = Convert<T>::template store<Acc>(acc);
+      }
+      uint2 raw;
+      memcpy(&raw, &o, sizeof(raw));
+      __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(y) * OW), raw);
+#pragma unroll
+      for (int k = 0; k < TT - 2; ++k)
+#pragma unroll
+        for (int e = 0; e < K; ++e) mid[k][e] = mid[k + 2][e];
+    }
+    n += step_n;
+    c += step_c;
+    if (c >= C) {
+      c -= C;
+      ++n;
+    }
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
@@ -983,6 +1098,31 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
   return cudaGetLastError();
 }
 
+// halving_kernel's launch. Rows per warp R: the most (fewer W passes of the TT - 2 rows a
+// warp resamples before its first output row) that still give a resident wave of warps.
+template <int TT, typename T, typename Acc>
+cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
+                           cudaStream_t stream) {
+  constexpr int K = kPairLoad<T> / 2, kWarps = kThreads / 32;
+  const auto kernel = halving_kernel<TT, T, Acc>;
+  const int64_t gx = (W + 32 * K - 1) / (32 * K);
+  int R = 16;
+  size_t smem = 0;
+  int64_t resident = 0;
+  for (;; R /= 2) {
+    smem = static_cast<size_t>(32 * K + kWarps * R) * TT * sizeof(Acc);
+    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
+      return e;
+    const int64_t warps = N * C * gx * ((H + R - 1) / R);
+    if (R == 2 || warps >= resident * kWarps) break;
+  }
+  const int64_t gy = (H + kWarps * R - 1) / (kWarps * R);  // <= 65535: launch_gather routes H <= 65535 * 16 here
+  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
+  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, smem,
+           stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, R, dst);
+  return cudaGetLastError();
+}
+
 // Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
 // that resample along H first build their own entries, and the table kernel runs (into L /
 // ws) only for the other gathers. The backward passes none: its inverse tables are built
@@ -1064,6 +1204,12 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
       if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
       return launch_one_tap(g, N, C, H, W, dst, stream);
     }
+  }
+  // Forward 2:1 downscales of both axes centred on the input pairs: halving_kernel.
+  if constexpr (TY == TX && (TX == 2 || TX == 4 || TX == 8)) {
+    if (src.own != nullptr && pairs_layout(g, N, C, W, dst) && H <= 65535 * 16 &&
+        halving_axis(*src.own, src.own->w, TX, sizeof(Acc)) && halving_axis(*src.own, src.own->h, TY, sizeof(Acc)))
+      return launch_halving<TX>(g, *src.own, N, C, H, W, dst, stream);
   }
   // Forward 2:1 downscales along W on the input pairs (bilinear 0.5x): pairs_kernel.
   if constexpr (TY == 2 && TX == 2) {

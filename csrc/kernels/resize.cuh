@@ -123,6 +123,12 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
 // on first use, then remembered per axis.
 bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes);
 
+// Whether axis `a` halves (in == 2 out) with every output's window centred on its input
+// pair: the nonzero taps of output d lie in [2 d - h, 2 d - h + taps), h = taps / 2 - 1
+// (bilinear, bicubic and their antialiased forms at 0.5x, in both coordinate conventions).
+// Built and remembered as pairs_axis.
+bool halving_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes);
+
 // ---------------------------------------------------------------------------------------
 // Per-element math (shared by CUDA kernels, CPU loops and plugins)
 // ---------------------------------------------------------------------------------------

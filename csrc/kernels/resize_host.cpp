@@ -172,6 +172,25 @@ int32_t starts_at_pairs(const Params& p, const Axis& a, int32_t taps) {
   return 1;
 }
 
+// 1 when axis `a` halves with every output's nonzero taps inside [2 d - h, 2 d - h + taps),
+// h = taps / 2 - 1 (see halving_axis), else 0.
+template <typename Acc>
+int32_t halves_on_centre(const Params& p, const Axis& a, int32_t taps) {
+  if (a.in != 2 * a.out || taps < 2) return 0;
+  const int64_t h = taps / 2 - 1;
+  std::vector<Acc> w(static_cast<size_t>(taps));
+  for (int64_t d = 0; d < a.out; ++d) {
+    int32_t first = 0;
+    axis_entry<Acc>(p, a, d, taps, &first, w.data());
+    if (first < 0) return 0;
+    for (int32_t t = 0; t < taps; ++t) {
+      const int64_t k = first + t - (2 * d - h);
+      if (w[t] != Acc(0) && (k < 0 || k >= taps)) return 0;
+    }
+  }
+  return 1;
+}
+
 template <typename F>
 uint64_t bits_of(F v) {
   uint64_t b = 0;
@@ -189,6 +208,7 @@ enum class AxisQuery : int32_t {
   kWidestAaWindow,  // widest_aa_window (taps unused)
   kInverseWidth,    // inverse_taps
   kPairs,           // starts_at_pairs
+  kHalving,         // halves_on_centre
 };
 int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
@@ -214,6 +234,9 @@ int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, s
     case AxisQuery::kPairs:
       fact = dbl ? starts_at_pairs<double>(p, a, taps) : starts_at_pairs<float>(p, a, taps);
       break;
+    case AxisQuery::kHalving:
+      fact = dbl ? halves_on_centre<double>(p, a, taps) : halves_on_centre<float>(p, a, taps);
+      break;
   }
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 256) cache.clear();  // bounded; shapes rarely vary that much
@@ -234,6 +257,10 @@ int32_t forward_taps(const Params& p, const Axis& a, size_t opmath_bytes) {
 
 bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
   return cached_axis(p, a, AxisQuery::kPairs, taps, opmath_bytes) != 0;
+}
+
+bool halving_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
+  return cached_axis(p, a, AxisQuery::kHalving, taps, opmath_bytes) != 0;
 }
 
 // Table widths are padded up to the widths the CUDA gather unrolls, the same on both axes
