@@ -439,6 +439,50 @@ def test_halving_kernel_small_planes(shape, call):
     _check_row_kernel("halving_kernel", torch.float32, call, shape)
 
 
+DOUBLING_CALLS = [
+    dict(fn="interpolate", scale_factor=2.0, mode="bilinear"),  # 2 taps, 3 columns around the input
+    dict(fn="interpolate", scale_factor=2.0, mode="bicubic"),  # 4 taps, 5 columns
+    dict(fn="interpolate", scale_factor=2.0, mode="bicubic", antialias=True),
+    dict(fn="resize", scales=[1, 1, 2, 2], mode="linear", coordinate_transformation_mode="asymmetric"),
+    dict(fn="resize", scales=[1, 1, 2, 2], mode="cubic"),
+    dict(fn="resize", scales=[1, 1, 2, 2], mode="cubic", coordinate_transformation_mode="asymmetric"),
+]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [t for t in DTYPES if t != torch.float64], ids=str)
+@pytest.mark.parametrize("call", DOUBLING_CALLS, ids=_ids)
+def test_doubling_kernel(dtype, call):
+    # Forwards that double both axes (elements of 4 bytes or less) run doubling_kernel: a
+    # lane's 4 input columns and their 8 outputs, each input row resampled along W once.
+    _check_row_kernel("doubling_kernel", dtype, call, (2, 3, 48, 100))
+
+
+@cuda
+@pytest.mark.parametrize("shape", [(1, 2, 1, 4), (1, 2, 2, 8), (2, 1, 5, 12), (1, 1, 7, 132)], ids=str)
+@pytest.mark.parametrize("call", DOUBLING_CALLS[1::2], ids=_ids)
+def test_doubling_kernel_small_planes(shape, call):
+    # Windows clamped at both edges of every axis; a lane whose neighbours are past the edge.
+    _check_row_kernel("doubling_kernel", torch.float32, call, shape)
+
+
+@cuda
+@pytest.mark.parametrize("call", [
+    dict(fn="interpolate", scale_factor=2.0, mode="bicubic", align_corners=True),  # windows off centre
+    dict(fn="interpolate", size=(96, 101), mode="bilinear"),  # W is not doubled
+], ids=_ids)
+def test_doubling_kernel_only_for_doubling(call):
+    kw = dict(call)
+    op = getattr(twinops, kw.pop("fn"))
+    x = random_input((1, 2, 48, 100), torch.float32, "cuda")
+    names = _cuda_kernel_names(lambda: op(x, **kw))
+    assert not any("doubling_kernel" in n for n in names), names
+    for shape, dtype in (((1, 2, 48, 102), torch.float32), ((1, 2, 48, 100), torch.float64)):  # src_w % 4, 8 bytes
+        x = random_input(shape, dtype, "cuda")
+        names = _cuda_kernel_names(lambda: twinops.interpolate(x, scale_factor=2.0, mode="bicubic"))
+        assert not any("doubling_kernel" in n for n in names), names
+
+
 @cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("call", [

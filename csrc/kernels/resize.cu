@@ -959,6 +959,124 @@ __global__ void __launch_bounds__(kThreads) halving_kernel(Gather<T, Acc> g, Par
   }
 }
 
+// Exact 2x upscaling of both axes with every output's window around its input (see
+// doubling_axis: output d's nonzero taps lie in [d / 2 - h, d / 2 - h + NW), h = NW / 2),
+// NCHW with aligned rows, 4-byte or smaller elements. As halving_kernel: the block writes its
+// columns' and rows' table entries (TT wide) into shared memory re-indexed from d / 2 - h; a
+// lane owns 4 input columns (one 8- or 16-byte load per row, plus the neighbouring loads for
+// the halo) and their 8 output columns; a warp R consecutive input rows, each the source of
+// an output row pair. Every input row is resampled along W once (a register ring of the NW
+// rows an output pair reads), then each output row of the pair along H: gather_element's
+// sums, in the same order away from the edges.
+constexpr int kDoublingCols = 4;  // input columns per lane
+template <int TT, int NW, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
+                                                            int32_t OW, int64_t planes, int32_t R, T* __restrict__ dst) {
+  constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][NW]
+  Acc* swy = swx + kCols * NW;                  // [2 kWarps R][NW]
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * 2 * kWarps * R;  // output column / row
+  for (int e = tid; e < kCols + 2 * kWarps * R; e += kThreads) {
+    const bool col = e < kCols;
+    const int32_t i = col ? e : e - kCols;
+    const int32_t d = (col ? bx0 : by0) + i;
+    Acc* w = (col ? swx : swy) + i * NW;
+    for (int k = 0; k < NW; ++k) w[k] = Acc(0);
+    if (d < (col ? OW : OH)) {
+      int32_t first = 0;
+      Acc t[TT];
+      tile_entry<Acc>(p, !col, d, TT, &first, t);
+      for (int k = 0; k < TT; ++k) {
+        const int32_t at = first + k - (d / 2 - HALO);  // in [0, NW) for nonzero taps (doubling_axis)
+        if (t[k] != Acc(0)) w[at] = t[k];
+      }
+    }
+  }
+  __syncthreads();
+  const int32_t c0 = (blockIdx.x * 32 + lane) * IC;  // first input column
+  const int32_t i_begin = by0 / 2 + warp * R, i_end = min(i_begin + R, g.src_h);
+  if (c0 >= g.src_w || i_begin >= g.src_h) return;  // src_w is a multiple of IC; no barrier follows
+  Acc wx[OC][NW];
+#pragma unroll
+  for (int e = 0; e < OC; ++e)
+#pragma unroll
+    for (int k = 0; k < NW; ++k) wx[e][k] = swx[(lane * OC + e) * NW + k];
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
+  const bool left_ok = c0 - IC >= 0, right_ok = c0 + 2 * IC <= g.src_w;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
+  const int64_t step_n = step / C, step_c = step % C;
+  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  using Chunk = Pack<T, IC>;
+  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + c0;
+    T* out = dst + plane * plane_size + 2 * c0;
+    // W pass of input row r into m (zeros for rows outside the input: zero weights).
+    auto w_row = [&](int32_t r, Acc* m) {
+#pragma unroll
+      for (int e = 0; e < OC; ++e) m[e] = Acc(0);
+      if (r < 0 || r >= g.src_h) return;
+      const T* row = src + r * row_stride;
+      Chunk chunk[3];
+      const T zero = Convert<T>::template store<Acc>(Acc(0));
+#pragma unroll
+      for (int q = 0; q < IC; ++q) chunk[0].v[q] = chunk[2].v[q] = zero;
+      if (left_ok) chunk[0] = *reinterpret_cast<const Chunk*>(row - IC);
+      chunk[1] = *reinterpret_cast<const Chunk*>(row);
+      if (right_ok) chunk[2] = *reinterpret_cast<const Chunk*>(row + IC);
+#pragma unroll
+      for (int e = 0; e < OC; ++e) {
+        Acc v = Acc(0);
+#pragma unroll
+        for (int k = 0; k < NW; ++k) {
+          const int at = IC + e / 2 - HALO + k;  // into the three chunks
+          v += wx[e][k] * Convert<T>::template load<Acc>(chunk[at / IC].v[at % IC]);
+        }
+        m[e] = v;
+      }
+    };
+    Acc mid[NW][OC];
+#pragma unroll
+    for (int k = 0; k < NW - 1; ++k) w_row(i_begin - HALO + k, mid[k]);
+    for (int32_t i = i_begin; i < i_end; ++i) {
+      w_row(i - HALO + NW - 1, mid[NW - 1]);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int32_t y = 2 * i + half;
+        const Acc* wyr = swy + (y - by0) * NW;
+        Acc wy[NW];
+#pragma unroll
+        for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
+        Pack<T, OC> o;
+#pragma unroll
+        for (int e = 0; e < OC; ++e) {
+          Acc acc = Acc(0);
+#pragma unroll
+          for (int k = 0; k < NW; ++k) acc += wy[k] * mid[k][e];
+          o.v[e] = Convert<T>::template store<Acc>(acc);
+        }
+        constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
+        uint4 raw[kStores];
+        memcpy(raw, &o, sizeof(raw));
+        uint4* q = reinterpret_cast<uint4*>(out + static_cast<int64_t>(y) * OW);
+#pragma unroll
+        for (int k = 0; k < kStores; ++k) __stcs(q + k, raw[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < NW - 1; ++k)
+#pragma unroll
+        for (int e = 0; e < OC; ++e) mid[k][e] = mid[k + 1][e];
+    }
+    n += step_n;
+    c += step_c;
+    if (c >= C) {
+      c -= C;
+      ++n;
+    }
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
@@ -1123,6 +1241,40 @@ cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, 
   return cudaGetLastError();
 }
 
+// Whether doubling_kernel can read `g` and write `dst`: dense rows whose 4-column loads and
+// 8-column (16- or 32-byte) stores are aligned.
+template <typename T, typename Acc>
+bool doubling_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, const T* dst) {
+  constexpr int IC = kDoublingCols;
+  return sizeof(T) <= 4 && g.stride[3] == 1 && g.stride[2] % IC == 0 && (N == 1 || g.stride[0] % IC == 0) &&
+         (C == 1 || g.stride[1] % IC == 0) && reinterpret_cast<uintptr_t>(g.src) % (IC * sizeof(T)) == 0 &&
+         g.src_w % IC == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+}
+
+// doubling_kernel's launch; R as in launch_halving (counted in input rows).
+template <int TT, int NW, typename T, typename Acc>
+cudaError_t launch_doubling(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
+                            T* dst, cudaStream_t stream) {
+  constexpr int kWarps = kThreads / 32;
+  const auto kernel = doubling_kernel<TT, NW, T, Acc>;
+  const int64_t gx = (g.src_w + 32 * kDoublingCols - 1) / (32 * kDoublingCols);
+  int R = 64;
+  size_t smem = 0;
+  int64_t resident = 0;
+  for (;; R /= 2) {
+    smem = static_cast<size_t>(64 * kDoublingCols + 2 * kWarps * R) * NW * sizeof(Acc);
+    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
+      return e;
+    const int64_t warps = N * C * gx * ((g.src_h + R - 1) / R);
+    if (R == 2 || warps >= resident * kWarps) break;
+  }
+  const int64_t gy = (g.src_h + kWarps * R - 1) / (kWarps * R);  // <= 65535: launch_gather routes H <= 65535 * 16 here
+  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
+  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, smem,
+           stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, R, dst);
+  return cudaGetLastError();
+}
+
 // Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
 // that resample along H first build their own entries, and the table kernel runs (into L /
 // ws) only for the other gathers. The backward passes none: its inverse tables are built
@@ -1210,6 +1362,14 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
     if (src.own != nullptr && pairs_layout(g, N, C, W, dst) && H <= 65535 * 16 &&
         halving_axis(*src.own, src.own->w, TX, sizeof(Acc)) && halving_axis(*src.own, src.own->h, TY, sizeof(Acc)))
       return launch_halving<TX>(g, *src.own, N, C, H, W, dst, stream);
+  }
+  // Forward 2x upscales of both axes with windows around their inputs: doubling_kernel.
+  if constexpr (TY == TX && (TX == 2 || TX == 4 || TX == 8) && sizeof(T) <= 4) {
+    constexpr int NW = TX == 2 ? 3 : 5;
+    if (src.own != nullptr && doubling_layout(g, N, C, dst) && H <= 65535 * 16 &&
+        doubling_axis(*src.own, src.own->w, TX, NW, sizeof(Acc)) &&
+        doubling_axis(*src.own, src.own->h, TY, NW, sizeof(Acc)))
+      return launch_doubling<TX, NW>(g, *src.own, N, C, H, W, dst, stream);
   }
   // Forward 2:1 downscales along W on the input pairs (bilinear 0.5x): pairs_kernel.
   if constexpr (TY == 2 && TX == 2) {

@@ -129,6 +129,12 @@ bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_byte
 // Built and remembered as pairs_axis.
 bool halving_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes);
 
+// Whether axis `a` doubles (out == 2 in) with every output's window around its input: the
+// nonzero taps of output d lie in [d / 2 - nw / 2, d / 2 - nw / 2 + nw), nw 3 (bilinear) or 5
+// (bicubic and its antialiased form at 2x, in both coordinate conventions). Built and
+// remembered as pairs_axis.
+bool doubling_axis(const Params& p, const Axis& a, int32_t taps, int32_t nw, size_t opmath_bytes);
+
 // ---------------------------------------------------------------------------------------
 // Per-element math (shared by CUDA kernels, CPU loops and plugins)
 // ---------------------------------------------------------------------------------------

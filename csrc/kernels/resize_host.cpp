@@ -191,6 +191,24 @@ int32_t halves_on_centre(const Params& p, const Axis& a, int32_t taps) {
   return 1;
 }
 
+// 1 when axis `a` doubles with every output's nonzero taps inside [d / 2 - nw / 2, d / 2 -
+// nw / 2 + nw) (see doubling_axis), else 0. `taps` is the table width.
+template <typename Acc>
+int32_t doubles_on_centre(const Params& p, const Axis& a, int32_t taps, int32_t nw) {
+  if (a.out != 2 * a.in) return 0;
+  std::vector<Acc> w(static_cast<size_t>(taps));
+  for (int64_t d = 0; d < a.out; ++d) {
+    int32_t first = 0;
+    axis_entry<Acc>(p, a, d, taps, &first, w.data());
+    if (first < 0) return 0;
+    for (int32_t t = 0; t < taps; ++t) {
+      const int64_t k = first + t - (d / 2 - nw / 2);
+      if (w[t] != Acc(0) && (k < 0 || k >= nw)) return 0;
+    }
+  }
+  return 1;
+}
+
 template <typename F>
 uint64_t bits_of(F v) {
   uint64_t b = 0;
@@ -209,6 +227,8 @@ enum class AxisQuery : int32_t {
   kInverseWidth,    // inverse_taps
   kPairs,           // starts_at_pairs
   kHalving,         // halves_on_centre
+  kDoubling3,       // doubles_on_centre, nw 3
+  kDoubling5,       // doubles_on_centre, nw 5
 };
 int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
@@ -237,6 +257,12 @@ int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, s
     case AxisQuery::kHalving:
       fact = dbl ? halves_on_centre<double>(p, a, taps) : halves_on_centre<float>(p, a, taps);
       break;
+    case AxisQuery::kDoubling3:
+    case AxisQuery::kDoubling5: {
+      const int32_t nw = q == AxisQuery::kDoubling3 ? 3 : 5;
+      fact = dbl ? doubles_on_centre<double>(p, a, taps, nw) : doubles_on_centre<float>(p, a, taps, nw);
+      break;
+    }
   }
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 256) cache.clear();  // bounded; shapes rarely vary that much
@@ -261,6 +287,11 @@ bool pairs_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_byte
 
 bool halving_axis(const Params& p, const Axis& a, int32_t taps, size_t opmath_bytes) {
   return cached_axis(p, a, AxisQuery::kHalving, taps, opmath_bytes) != 0;
+}
+
+bool doubling_axis(const Params& p, const Axis& a, int32_t taps, int32_t nw, size_t opmath_bytes) {
+  if (nw != 3 && nw != 5) return false;
+  return cached_axis(p, a, nw == 3 ? AxisQuery::kDoubling3 : AxisQuery::kDoubling5, taps, opmath_bytes) != 0;
 }
 
 // Table widths are padded up to the widths the CUDA gather unrolls, the same on both axes
