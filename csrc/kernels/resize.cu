@@ -1216,28 +1216,46 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
   return cudaGetLastError();
 }
 
-// halving_kernel's launch. Rows per warp R: the most (fewer W passes of the TT - 2 rows a
-// warp resamples before its first output row) that still give a resident wave of warps.
+// Grid of the ring kernels (halving_kernel, doubling_kernel), whose warps own R consecutive
+// rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (`gx` blocks
+// across). R: the most, up to r_max (a warp resamples NW - 1 or TT - 2 rows along W before its
+// first output), without warps past the rows, and with blocks enough over all planes to fill
+// the resident blocks; each block loops over planes. `smem_of(R)`: the block's shared memory.
+template <typename SmemOf>
+cudaError_t ring_grid(const void* kernel, int64_t planes, int64_t gx, int64_t rows, int r_max, SmemOf smem_of, int* R,
+                      size_t* smem, dim3* grid) {
+  constexpr int kWarps = kThreads / 32;
+  int r = r_max;
+  while (r > 2 && kWarps * static_cast<int64_t>(r) > rows) r /= 2;
+  int64_t resident = 0, gy = 0;
+  for (;; r /= 2) {
+    if (cudaError_t e = resident_blocks(kernel, smem_of(r), &resident); e != cudaSuccess) return e;
+    gy = (rows + kWarps * r - 1) / (kWarps * r);
+    if (r == 2 || gx * gy * planes >= resident) break;
+  }
+  const int64_t gz = std::min<int64_t>(std::min<int64_t>(planes, (resident + gx * gy - 1) / (gx * gy)), 65535);
+  *R = r;
+  *smem = smem_of(r);
+  *grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  return cudaSuccess;
+}
+
 template <int TT, typename T, typename Acc>
 cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                            cudaStream_t stream) {
-  constexpr int K = kPairLoad<T> / 2, kWarps = kThreads / 32;
+  constexpr int kCols = 32 * (kPairLoad<T> / 2), kWarps = kThreads / 32;
   const auto kernel = halving_kernel<TT, T, Acc>;
-  const int64_t gx = (W + 32 * K - 1) / (32 * K);
-  int R = 16;
+  int R = 0;
   size_t smem = 0;
-  int64_t resident = 0;
-  for (;; R /= 2) {
-    smem = static_cast<size_t>(32 * K + kWarps * R) * TT * sizeof(Acc);
-    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
-      return e;
-    const int64_t warps = N * C * gx * ((H + R - 1) / R);
-    if (R == 2 || warps >= resident * kWarps) break;
-  }
-  const int64_t gy = (H + kWarps * R - 1) / (kWarps * R);  // <= 65535: launch_gather routes H <= 65535 * 16 here
-  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
-  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, smem,
-           stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, R, dst);
+  dim3 grid;
+  // gy <= 65535: launch_gather routes H <= 65535 * 16 here.
+  if (cudaError_t e = ring_grid(reinterpret_cast<const void*>(kernel), N * C, (W + kCols - 1) / kCols, H, 16,
+                                [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, &R,
+                                &smem, &grid);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kThreads, smem, stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                           static_cast<int32_t>(W), N * C, R, dst);
   return cudaGetLastError();
 }
 
@@ -1251,27 +1269,22 @@ bool doubling_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, const T* dst
          g.src_w % IC == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
 }
 
-// doubling_kernel's launch; R as in launch_halving (counted in input rows).
 template <int TT, int NW, typename T, typename Acc>
 cudaError_t launch_doubling(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
                             T* dst, cudaStream_t stream) {
-  constexpr int kWarps = kThreads / 32;
+  constexpr int kCols = 2 * 32 * kDoublingCols, kWarps = kThreads / 32;
   const auto kernel = doubling_kernel<TT, NW, T, Acc>;
-  const int64_t gx = (g.src_w + 32 * kDoublingCols - 1) / (32 * kDoublingCols);
-  int R = 64;
+  int R = 0;
   size_t smem = 0;
-  int64_t resident = 0;
-  for (;; R /= 2) {
-    smem = static_cast<size_t>(64 * kDoublingCols + 2 * kWarps * R) * NW * sizeof(Acc);
-    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem, &resident); e != cudaSuccess)
-      return e;
-    const int64_t warps = N * C * gx * ((g.src_h + R - 1) / R);
-    if (R == 2 || warps >= resident * kWarps) break;
-  }
-  const int64_t gy = (g.src_h + kWarps * R - 1) / (kWarps * R);  // <= 65535: launch_gather routes H <= 65535 * 16 here
-  const int64_t gz = std::min<int64_t>(std::max<int64_t>(resident / (gx * gy), 1), std::min<int64_t>(N * C, 65535));
-  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)), kThreads, smem,
-           stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, R, dst);
+  dim3 grid;
+  // R counts input rows; gy <= 65535: launch_gather routes H <= 65535 * 16 here.
+  if (cudaError_t e = ring_grid(reinterpret_cast<const void*>(kernel), N * C, (W + kCols - 1) / kCols, g.src_h, 64,
+                                [](int r) { return static_cast<size_t>(kCols + 2 * kWarps * r) * NW * sizeof(Acc); },
+                                &R, &smem, &grid);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kThreads, smem, stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                           static_cast<int32_t>(W), N * C, R, dst);
   return cudaGetLastError();
 }
 
