@@ -419,6 +419,9 @@ HALVING_CALLS = [
     dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="cubic"),
     dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1),
     dict(fn="resize", scales=[1, 1, 0.5, 0.5], mode="cubic", antialias=1),  # 8 taps
+    # align_corners drifts by less than one input per output at exact halving sizes (its
+    # last output lands on an input): still inside the centred windows.
+    dict(fn="interpolate", scale_factor=0.5, mode="bicubic", align_corners=True),
 ]
 
 
@@ -446,6 +449,7 @@ DOUBLING_CALLS = [
     dict(fn="resize", scales=[1, 1, 2, 2], mode="linear", coordinate_transformation_mode="asymmetric"),
     dict(fn="resize", scales=[1, 1, 2, 2], mode="cubic"),
     dict(fn="resize", scales=[1, 1, 2, 2], mode="cubic", coordinate_transformation_mode="asymmetric"),
+    dict(fn="interpolate", scale_factor=2.0, mode="bicubic", align_corners=True),  # drifts inside the windows
 ]
 
 
@@ -468,7 +472,9 @@ def test_doubling_kernel_small_planes(shape, call):
 
 @cuda
 @pytest.mark.parametrize("call", [
-    dict(fn="interpolate", scale_factor=2.0, mode="bicubic", align_corners=True),  # windows off centre
+    # A crop's windows move off the inputs they would double.
+    dict(fn="resize", roi=[0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], sizes=[1, 2, 96, 200], mode="cubic",
+         coordinate_transformation_mode="tf_crop_and_resize"),
     dict(fn="interpolate", size=(96, 101), mode="bilinear"),  # W is not doubled
 ], ids=_ids)
 def test_doubling_kernel_only_for_doubling(call):
@@ -477,6 +483,10 @@ def test_doubling_kernel_only_for_doubling(call):
     x = random_input((1, 2, 48, 100), torch.float32, "cuda")
     names = _cuda_kernel_names(lambda: op(x, **kw))
     assert not any("doubling_kernel" in n for n in names), names
+
+
+@cuda
+def test_doubling_kernel_not_for_odd_widths_or_float64():
     for shape, dtype in (((1, 2, 48, 102), torch.float32), ((1, 2, 48, 100), torch.float64)):  # src_w % 4, 8 bytes
         x = random_input(shape, dtype, "cuda")
         names = _cuda_kernel_names(lambda: twinops.interpolate(x, scale_factor=2.0, mode="bicubic"))
@@ -497,8 +507,11 @@ def test_pairs_kernel(dtype, call):
 
 @cuda
 @pytest.mark.parametrize("call", [
-    dict(fn="interpolate", scale_factor=0.5, mode="bilinear", align_corners=True),  # windows off the pairs
-    dict(fn="interpolate", scale_factor=0.5, mode="bicubic", align_corners=True),
+    # A crop's windows move off the pairs they would halve.
+    dict(fn="resize", roi=[0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], sizes=[1, 2, 48, 100], mode="cubic",
+         coordinate_transformation_mode="tf_crop_and_resize"),
+    dict(fn="resize", roi=[0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], sizes=[1, 2, 48, 100], mode="linear",
+         coordinate_transformation_mode="tf_crop_and_resize"),
     dict(fn="interpolate", size=(48, 101), mode="bilinear"),  # W is not halved
     dict(fn="interpolate", size=(38, 100), mode="bicubic"),  # W halved, H not, four taps
 ], ids=_ids)
