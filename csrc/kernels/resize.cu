@@ -855,6 +855,29 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
 // are resampled along W once each: output row y needs the W results of input rows
 // 2 y - h .. 2 y - h + TT - 1, of which the first TT - 2 are the previous row's last, kept in
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
+// The table entries of a ring kernel's block into shared memory: columns [bx0, bx0 + cols)
+// into swx, rows [by0, by0 + rows) into swy, NW slots each. Output d's TT taps are re-indexed
+// from its window's first input, d NUM / DEN - HALO (its nonzero taps fall inside NW slots:
+// halving_axis, doubling_axis); entries past the output are zeros.
+template <int TT, int NW, int NUM, int DEN, int HALO, typename Acc>
+__device__ void ring_tables(const Params& p, int32_t OH, int32_t OW, int32_t bx0, int cols, int32_t by0, int rows,
+                            Acc* swx, Acc* swy) {
+  for (int e = threadIdx.x; e < cols + rows; e += blockDim.x) {
+    const bool col = e < cols;
+    const int32_t i = col ? e : e - cols;
+    const int32_t d = (col ? bx0 : by0) + i;
+    Acc* w = (col ? swx : swy) + i * NW;
+    for (int k = 0; k < NW; ++k) w[k] = Acc(0);
+    if (d < (col ? OW : OH)) {
+      int32_t first = 0;
+      Acc t[TT];
+      tile_entry<Acc>(p, !col, d, TT, &first, t);
+      for (int k = 0; k < TT; ++k)
+        if (t[k] != Acc(0)) w[first + k - (d * NUM / DEN - HALO)] = t[k];
+    }
+  }
+}
+
 template <int TT, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads) halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
                                                            int32_t OW, int64_t planes, int32_t R, T* __restrict__ dst) {
@@ -864,22 +887,7 @@ __global__ void __launch_bounds__(kThreads) halving_kernel(Gather<T, Acc> g, Par
   Acc* swy = swx + kCols * TT;                  // [8 R][TT]
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * (kThreads / 32) * R;
-  for (int e = tid; e < kCols + (kThreads / 32) * R; e += kThreads) {
-    const bool col = e < kCols;
-    const int32_t i = col ? e : e - kCols;
-    const int32_t d = (col ? bx0 : by0) + i;
-    Acc* w = (col ? swx : swy) + i * TT;
-    for (int k = 0; k < TT; ++k) w[k] = Acc(0);
-    if (d < (col ? OW : OH)) {
-      int32_t first = 0;
-      Acc t[TT];
-      tile_entry<Acc>(p, !col, d, TT, &first, t);
-      for (int k = 0; k < TT; ++k) {
-        const int32_t at = first + k - (2 * d - HALO);  // in [0, TT) for nonzero taps (halving_axis)
-        if (t[k] != Acc(0)) w[at] = t[k];
-      }
-    }
-  }
+  ring_tables<TT, TT, 2, 1, HALO>(p, OH, OW, bx0, kCols, by0, (kThreads / 32) * R, swx, swy);
   __syncthreads();
   const int32_t x0 = bx0 + lane * K;
   const int32_t y_begin = by0 + warp * R, y_end = min(y_begin + R, OH);
@@ -978,22 +986,7 @@ __global__ void __launch_bounds__(kThreads) doubling_kernel(Gather<T, Acc> g, Pa
   Acc* swy = swx + kCols * NW;                  // [2 kWarps R][NW]
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * 2 * kWarps * R;  // output column / row
-  for (int e = tid; e < kCols + 2 * kWarps * R; e += kThreads) {
-    const bool col = e < kCols;
-    const int32_t i = col ? e : e - kCols;
-    const int32_t d = (col ? bx0 : by0) + i;
-    Acc* w = (col ? swx : swy) + i * NW;
-    for (int k = 0; k < NW; ++k) w[k] = Acc(0);
-    if (d < (col ? OW : OH)) {
-      int32_t first = 0;
-      Acc t[TT];
-      tile_entry<Acc>(p, !col, d, TT, &first, t);
-      for (int k = 0; k < TT; ++k) {
-        const int32_t at = first + k - (d / 2 - HALO);  // in [0, NW) for nonzero taps (doubling_axis)
-        if (t[k] != Acc(0)) w[at] = t[k];
-      }
-    }
-  }
+  ring_tables<TT, NW, 1, 2, HALO>(p, OH, OW, bx0, kCols, by0, 2 * kWarps * R, swx, swy);
   __syncthreads();
   const int32_t c0 = (blockIdx.x * 32 + lane) * IC;  // first input column
   const int32_t i_begin = by0 / 2 + warp * R, i_end = min(i_begin + R, g.src_h);

@@ -172,37 +172,20 @@ int32_t starts_at_pairs(const Params& p, const Axis& a, int32_t taps) {
   return 1;
 }
 
-// 1 when axis `a` halves with every output's nonzero taps inside [2 d - h, 2 d - h + taps),
-// h = taps / 2 - 1 (see halving_axis), else 0.
+// 1 when axis `a` resamples by in / out = num / den (2 / 1 halves, 1 / 2 doubles) with
+// every output's nonzero taps inside its window [d num / den - h, d num / den - h + nw) (see
+// halving_axis and doubling_axis), else 0. `taps` is the table width.
 template <typename Acc>
-int32_t halves_on_centre(const Params& p, const Axis& a, int32_t taps) {
-  if (a.in != 2 * a.out || taps < 2) return 0;
-  const int64_t h = taps / 2 - 1;
+int32_t taps_in_windows(const Params& p, const Axis& a, int32_t taps, int64_t num, int64_t den, int64_t h,
+                        int32_t nw) {
+  if (a.in * den != a.out * num) return 0;
   std::vector<Acc> w(static_cast<size_t>(taps));
   for (int64_t d = 0; d < a.out; ++d) {
     int32_t first = 0;
     axis_entry<Acc>(p, a, d, taps, &first, w.data());
     if (first < 0) return 0;
     for (int32_t t = 0; t < taps; ++t) {
-      const int64_t k = first + t - (2 * d - h);
-      if (w[t] != Acc(0) && (k < 0 || k >= taps)) return 0;
-    }
-  }
-  return 1;
-}
-
-// 1 when axis `a` doubles with every output's nonzero taps inside [d / 2 - nw / 2, d / 2 -
-// nw / 2 + nw) (see doubling_axis), else 0. `taps` is the table width.
-template <typename Acc>
-int32_t doubles_on_centre(const Params& p, const Axis& a, int32_t taps, int32_t nw) {
-  if (a.out != 2 * a.in) return 0;
-  std::vector<Acc> w(static_cast<size_t>(taps));
-  for (int64_t d = 0; d < a.out; ++d) {
-    int32_t first = 0;
-    axis_entry<Acc>(p, a, d, taps, &first, w.data());
-    if (first < 0) return 0;
-    for (int32_t t = 0; t < taps; ++t) {
-      const int64_t k = first + t - (d / 2 - nw / 2);
+      const int64_t k = first + t - (d * num / den - h);
       if (w[t] != Acc(0) && (k < 0 || k >= nw)) return 0;
     }
   }
@@ -226,9 +209,9 @@ enum class AxisQuery : int32_t {
   kWidestAaWindow,  // widest_aa_window (taps unused)
   kInverseWidth,    // inverse_taps
   kPairs,           // starts_at_pairs
-  kHalving,         // halves_on_centre
-  kDoubling3,       // doubles_on_centre, nw 3
-  kDoubling5,       // doubles_on_centre, nw 5
+  kHalving,         // taps_in_windows, 2 / 1
+  kDoubling3,       // taps_in_windows, 1 / 2, windows of 3
+  kDoubling5,       // taps_in_windows, 1 / 2, windows of 5
 };
 int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
@@ -255,12 +238,13 @@ int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, s
       fact = dbl ? starts_at_pairs<double>(p, a, taps) : starts_at_pairs<float>(p, a, taps);
       break;
     case AxisQuery::kHalving:
-      fact = dbl ? halves_on_centre<double>(p, a, taps) : halves_on_centre<float>(p, a, taps);
-      break;
     case AxisQuery::kDoubling3:
     case AxisQuery::kDoubling5: {
-      const int32_t nw = q == AxisQuery::kDoubling3 ? 3 : 5;
-      fact = dbl ? doubles_on_centre<double>(p, a, taps, nw) : doubles_on_centre<float>(p, a, taps, nw);
+      // Window widths and offsets as halving_kernel and doubling_kernel index their entries.
+      const bool halving = q == AxisQuery::kHalving;
+      const int32_t nw = halving ? taps : q == AxisQuery::kDoubling3 ? 3 : 5;
+      const int64_t num = halving ? 2 : 1, den = halving ? 1 : 2, h = halving ? taps / 2 - 1 : nw / 2;
+      fact = dbl ? taps_in_windows<double>(p, a, taps, num, den, h, nw) : taps_in_windows<float>(p, a, taps, num, den, h, nw);
       break;
     }
   }
