@@ -8,10 +8,11 @@
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
 planes per block, odd widths, misaligned and row-padded views, wide windows) in every
-dtype. ``--quick`` runs only five cases: four of the shared-memory pipeline (many planes per
-block, a misaligned float16 view, a row-padded float16 view of an odd width, a downscale) and
-a nearest downscale (the one-tap kernel; its backward gathers through tiles), forward and
-backward: racecheck and synccheck are slow. Prints
+dtype. ``--quick`` runs only seven cases: four of the shared-memory pipeline (many planes per
+block, a misaligned float16 view, a row-padded float16 view of an odd width, a downscale), a
+nearest downscale (the one-tap kernel; its backward gathers through tiles) and float16
+bicubic 0.5x and 2x (halving_kernel and doubling_kernel: table entries in shared memory
+behind one barrier), forward and backward: racecheck and synccheck are slow. Prints
 'sanitize: N cases' at the end.
 """
 import argparse
@@ -34,7 +35,9 @@ PIPELINE = [(torch.float32, (2, 300, 6, 9), slice(None), dict(mode="bicubic", sc
             (torch.float16, (1, 2, 37, 304), slice(3, None), dict(mode="bilinear", scale_factor=0.5)),
             (torch.float16, (1, 2, 37, 304), slice(None, 301), dict(mode="bicubic", scale_factor=2.0)),
             (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.45)),  # tiles, not halving_kernel
-            (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.5))]
+            (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.5)),
+            (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.5)),
+            (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=2.0))]
 
 
 def pipeline_cases(device: str, g: torch.Generator) -> int:
