@@ -404,13 +404,16 @@ def _check_row_kernel(kernel, dtype, call, shape=(2, 3, 96, 200)):
     assert_close(out.cpu(), op(x.cpu().to(opmath), **kw).double(), dtype, f"{kernel} {call}")
 
 
-def _check_not_routed(call, shape=(1, 2, 96, 200)):
+def _check_not_routed(call, shape=(1, 2, 96, 200), dtype=torch.float32, kernels=("pairs_kernel", "halving_kernel")):
+    """`call` on a CUDA input launches none of `kernels`, and agrees with the CPU op in the
+    dtype's opmath (see _check_row_kernel) within the dtype's tolerance."""
     kw = dict(call)
     op = getattr(twinops, kw.pop("fn"))
-    x = random_input(shape, torch.float32, "cuda")
+    x = random_input(shape, dtype, "cuda")
     names = _cuda_kernel_names(lambda: op(x, **kw))
-    assert not any("pairs_kernel" in n or "halving_kernel" in n for n in names), names
-    return names
+    assert not any(k in n for n in names for k in kernels), (dtype, shape, names)
+    opmath = torch.float64 if dtype == torch.float64 else torch.float32
+    assert_close(op(x, **kw).cpu(), op(x.cpu().to(opmath), **kw).double(), dtype, f"{call} {dtype} {shape}")
 
 
 HALVING_CALLS = [
@@ -449,12 +452,7 @@ def test_halving_kernel(dtype, call):
 def test_halving_kernel_not_for_float64_with_8_taps(call):
     # A 16-byte load holds 2 float64 columns: fewer than the 3 halo columns each side of 8
     # taps. The staged tiles resample instead, and agree with the float64 CPU op.
-    kw = dict(call)
-    op = getattr(twinops, kw.pop("fn"))
-    x = random_input((1, 2, 48, 100), torch.float64, "cuda")
-    names = _cuda_kernel_names(lambda: op(x, **kw))
-    assert not any("halving_kernel" in n for n in names), names
-    assert_close(op(x, **kw).cpu(), op(x.cpu(), **kw), torch.float64, f"float64 {call}")
+    _check_not_routed(call, (1, 2, 48, 100), torch.float64)
 
 
 @cuda
@@ -501,11 +499,7 @@ def test_doubling_kernel_small_planes(shape, call):
     dict(fn="interpolate", size=(96, 101), mode="bilinear"),  # W is not doubled
 ], ids=_ids)
 def test_doubling_kernel_only_for_doubling(call):
-    kw = dict(call)
-    op = getattr(twinops, kw.pop("fn"))
-    x = random_input((1, 2, 48, 100), torch.float16, "cuda")
-    names = _cuda_kernel_names(lambda: op(x, **kw))
-    assert not any("doubling_kernel" in n for n in names), names
+    _check_not_routed(call, (1, 2, 48, 100), torch.float16, ("doubling_kernel",))
 
 
 @cuda
@@ -514,9 +508,7 @@ def test_doubling_kernel_only_for_2_byte_elements_and_widths_of_4():
     # a width that is not a multiple of a lane's 4 input columns too.
     for shape, dtype in (((1, 2, 48, 102), torch.float16), ((1, 2, 48, 100), torch.float32),
                          ((1, 2, 48, 100), torch.float64)):
-        x = random_input(shape, dtype, "cuda")
-        names = _cuda_kernel_names(lambda: twinops.interpolate(x, scale_factor=2.0, mode="bicubic"))
-        assert not any("doubling_kernel" in n for n in names), (dtype, shape, names)
+        _check_not_routed(dict(fn="interpolate", scale_factor=2.0, mode="bicubic"), shape, dtype, ("doubling_kernel",))
 
 
 @cuda

@@ -708,6 +708,24 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
   }
 }
 
+// Calls body(src, plane) for the output planes blockIdx.z, blockIdx.z + gridDim.z, ... below
+// `planes` (N * C), src pointing at plane (n, c) of the strided input (n and c are stepped,
+// not divided, per plane). The kernels that read their inputs directly loop over planes so.
+template <typename T, typename Acc, typename Body>
+__device__ __forceinline__ void for_planes(const Gather<T, Acc>& g, int32_t C, int64_t planes, Body&& body) {
+  const int64_t step = gridDim.z, step_n = step / C, step_c = step % C;
+  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
+    body(g.src + n * g.stride[0] + c * g.stride[1], plane);
+    n += step_n;
+    c += step_c;
+    if (c >= C) {
+      c -= C;
+      ++n;
+    }
+  }
+}
+
 // One-tap gathers (nearest) of NCHW tensors that downscale along H: each output reads one
 // input element, so no window is staged (and no input row is read that no output needs). A
 // thread owns kVec adjacent output columns of a row (their input columns and weights in
@@ -735,12 +753,9 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, int
     wxv[e] = f >= 0 ? g.wx[x] : Acc(0);
   }
   const bool full = vec_store && x0 + kVec <= OW;
-  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
-  const int64_t step_n = step / C, step_c = step % C;
-  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   const int32_t y_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, y_step = gridDim.y * kOneTapRows;
-  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
-    const T* src = g.src + n * g.stride[0] + c * g.stride[1];
+  for_planes(g, C, planes, [&](const T* src, int64_t plane) {
     T* out = dst + plane * plane_size + x0;
     for (int32_t y = y_begin; y < OH; y += y_step) {
       const int32_t sy = g.fy[y];
@@ -764,13 +779,7 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, int
           if (x0 + e < OW) o[e] = Convert<T>::template store<Acc>(v[e]);
       }
     }
-    n += step_n;
-    c += step_c;
-    if (c >= C) {
-      c -= C;
-      ++n;
-    }
-  }
+  });
 }
 
 // Exact 2:1 downscaling along W whose two-tap windows are the input pairs (see pairs_axis:
@@ -795,9 +804,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
     wx[e][1] = g.wx[(x0 + e) * 2 + 1];
   }
   const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
-  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
-  const int64_t step_n = step / C, step_c = step % C;
-  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   const int32_t y_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, y_step = gridDim.y * kOneTapRows;
   auto load = [](const T* p) {
     const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p));
@@ -805,8 +812,8 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
     memcpy(&v, &raw, sizeof(raw));
     return v;
   };
-  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
-    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + 2 * x0;
+  for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
+    const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
     for (int32_t y = y_begin; y < OH; y += y_step) {
       const int32_t fy = g.fy[y];
@@ -835,13 +842,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(y) * OW), raw);
     }
-    n += step_n;
-    c += step_c;
-    if (c >= C) {
-      c -= C;
-      ++n;
-    }
-  }
+  });
 }
 
 // The table entries of a ring kernel's block into shared memory: columns [bx0, bx0 + cols)
@@ -874,6 +875,65 @@ __device__ void ring_tables(const Params& p, int32_t OH, int32_t OW, int32_t bx0
 // halving and the 3-wide doubling, and spills registers in the others.
 constexpr int kRingMinBlocks = 2;
 
+// Calls row(r, buf[...], buf[...]) for r in [begin, end): the current row's buffer (fetched
+// A rows before) and the one to fetch row r + A into, which row r - 1 read last. Unrolled by
+// A + 1, so that every buffer is a fixed set of registers.
+template <int A, typename Buf, typename Row>
+__device__ __forceinline__ void rotate_rows(int32_t begin, int32_t end, Buf (&buf)[A + 1], Row&& row) {
+  int32_t r = begin;
+  for (; r + A < end; r += A + 1)
+#pragma unroll
+    for (int j = 0; j <= A; ++j) row(r + j, buf[j], buf[(j + A) % (A + 1)]);
+#pragma unroll
+  for (int j = 0; j < A; ++j)
+    if (r + j < end) row(r + j, buf[j], buf[(j + A) % (A + 1)]);
+}
+
+// A lane's chunks of one input row: its CW columns in ch[1], the CW columns each side in
+// ch[0] and ch[2] (the halo; zeros where `left` / `right` is false: past the input's edges).
+template <int CW, typename T, typename Load>
+__device__ __forceinline__ void ring_fetch(const T* row, bool left, bool right, Load&& load, Pack<T, CW> (&ch)[3]) {
+  const T zero = Convert<T>::template store<float>(0.0f);
+#pragma unroll
+  for (int q = 0; q < CW; ++q) ch[0].v[q] = ch[2].v[q] = zero;
+  if (left) ch[0] = load(row - CW);
+  ch[1] = load(row);
+  if (right) ch[2] = load(row + CW);
+}
+
+// The W pass of a fetched row into m[NO]: output e's NT taps start at column
+// e NUM / DEN - HALO of ch[1] (wx re-indexed so, see ring_tables). Zeros where the row is
+// outside the input (`inside` false: its rows were clamped when fetched, their weights are
+// zero), so that no value outside a window reaches an output.
+template <int NUM, int DEN, int HALO, int NO, int NT, int CW, typename T, typename Acc>
+__device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Pack<T, CW> (&ch)[3], bool inside, Acc* m) {
+#pragma unroll
+  for (int e = 0; e < NO; ++e) {
+    Acc v = Acc(0);
+#pragma unroll
+    for (int k = 0; k < NT; ++k) {
+      const int at = CW + e * NUM / DEN - HALO + k;  // into the three chunks
+      v += wx[e][k] * Convert<T>::template load<Acc>(ch[at / CW].v[at % CW]);
+    }
+    m[e] = inside ? v : Acc(0);
+  }
+}
+
+// The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
+// the row's weights wy, rounded to T.
+template <typename T, int NT, int NO, typename Acc>
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO]) {
+  Pack<T, NO> o;
+#pragma unroll
+  for (int e = 0; e < NO; ++e) {
+    Acc acc = Acc(0);
+#pragma unroll
+    for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
+    o.v[e] = Convert<T>::template store<Acc>(acc);
+  }
+  return o;
+}
+
 // Exact 2:1 downscaling of both axes with TT-tap windows centred on the input pairs (see
 // halving_axis: output d's nonzero taps lie in [2 d - h, 2 d - h + TT), h = TT / 2 - 1), NCHW
 // with 16-byte aligned rows. The block first writes its columns' and rows' table entries
@@ -905,9 +965,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gathe
   for (int e = 0; e < K; ++e) load_taps<TT>(swx + (lane * K + e) * TT, wx[e]);
   const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
   const bool left_ok = 2 * x0 - G >= 0, right_ok = 2 * x0 + 2 * G <= g.src_w;
-  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
-  const int64_t step_n = step / C, step_c = step % C;
-  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   auto load = [](const T* q) {
     const uint4 raw = __ldg(reinterpret_cast<const uint4*>(q));
     Pack<T, G> v;
@@ -915,34 +973,17 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gathe
     return v;
   };
   using Chunks = Pack<T, G>[3];  // one input row's G columns with the halo chunks each side
-  // The chunks of input row r (clamped into the input: rows outside have zero weights, and
-  // w_sum zeroes their sums so that no value outside a window reaches an output).
+  // Input row r, clamped into the plane (see ring_w_sum).
   auto fetch = [&](const T* src, int32_t r, Chunks& ch) {
-    const T* row = src + static_cast<int32_t>(min(max(r, 0), g.src_h - 1)) * row_stride;
-    const T zero = Convert<T>::template store<Acc>(Acc(0));
-#pragma unroll
-    for (int q = 0; q < G; ++q) ch[0].v[q] = ch[2].v[q] = zero;
-    if (HALO > 0 && left_ok) ch[0] = load(row - G);
-    ch[1] = load(row);
-    if (HALO > 0 && right_ok) ch[2] = load(row + G);
+    ring_fetch(src + static_cast<int32_t>(min(max(r, 0), g.src_h - 1)) * row_stride, HALO > 0 && left_ok,
+               HALO > 0 && right_ok, load, ch);
   };
-  // W pass of the fetched row r into m.
   auto w_sum = [&](const Chunks& ch, int32_t r, Acc* m) {
-    const bool inside = r >= 0 && r < g.src_h;
-#pragma unroll
-    for (int e = 0; e < K; ++e) {
-      Acc v = Acc(0);
-#pragma unroll
-      for (int k = 0; k < TT; ++k) {
-        const int at = G + 2 * e - HALO + k;  // into the three chunks
-        v += wx[e][k] * Convert<T>::template load<Acc>(ch[at / G].v[at % G]);
-      }
-      m[e] = inside ? v : Acc(0);
-    }
+    ring_w_sum<2, 1, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = TT == 8 ? 1 : 2;  // rows fetched ahead
-  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
-    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + 2 * x0;
+  for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
+    const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
     Acc mid[TT][K];
     int32_t y = y_begin;
@@ -969,14 +1010,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gathe
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      Pack<T, K> o;
-#pragma unroll
-      for (int e = 0; e < K; ++e) {
-        Acc acc = Acc(0);
-#pragma unroll
-        for (int k = 0; k < TT; ++k) acc += wy[k] * mid[k][e];
-        o.v[e] = Convert<T>::template store<Acc>(acc);
-      }
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid);
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -985,19 +1019,8 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gathe
 #pragma unroll
         for (int e = 0; e < K; ++e) mid[k][e] = mid[k + 2][e];
     };
-    for (; y + A < y_end; y += A + 1)
-#pragma unroll
-      for (int j = 0; j <= A; ++j) row(y + j, buf[j], buf[(j + A) % (A + 1)]);
-#pragma unroll
-    for (int j = 0; j < A; ++j)
-      if (y + j < y_end) row(y + j, buf[j], buf[(j + A) % (A + 1)]);
-    n += step_n;
-    c += step_c;
-    if (c >= C) {
-      c -= C;
-      ++n;
-    }
-  }
+    rotate_rows<A>(y, y_end, buf, row);
+  });
 }
 
 // Exact 2x upscaling of both axes with every output's window around its input (see
@@ -1031,38 +1054,19 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) doubling_kernel(Gath
     for (int k = 0; k < NW; ++k) wx[e][k] = swx[(lane * OC + e) * NW + k];
   const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
   const bool left_ok = c0 - IC >= 0, right_ok = c0 + 2 * IC <= g.src_w;
-  const int64_t plane_size = static_cast<int64_t>(OH) * OW, step = gridDim.z;
-  const int64_t step_n = step / C, step_c = step % C;
-  int64_t n = blockIdx.z / C, c = blockIdx.z % C;
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW;
   using Chunks = Pack<T, IC>[3];  // one input row's IC columns with the halo chunks each side
-  // The chunks of input row r (clamped into the input: rows outside have zero weights, and
-  // w_sum zeroes their sums so that no value outside a window reaches an output).
+  auto load = [](const T* q) { return *reinterpret_cast<const Pack<T, IC>*>(q); };
+  // Input row r, clamped into the plane (see ring_w_sum).
   auto fetch = [&](const T* src, int32_t r, Chunks& ch) {
-    const T* row = src + static_cast<int32_t>(min(max(r, 0), g.src_h - 1)) * row_stride;
-    const T zero = Convert<T>::template store<Acc>(Acc(0));
-#pragma unroll
-    for (int q = 0; q < IC; ++q) ch[0].v[q] = ch[2].v[q] = zero;
-    if (left_ok) ch[0] = *reinterpret_cast<const Pack<T, IC>*>(row - IC);
-    ch[1] = *reinterpret_cast<const Pack<T, IC>*>(row);
-    if (right_ok) ch[2] = *reinterpret_cast<const Pack<T, IC>*>(row + IC);
+    ring_fetch(src + static_cast<int32_t>(min(max(r, 0), g.src_h - 1)) * row_stride, left_ok, right_ok, load, ch);
   };
-  // W pass of the fetched row r into m.
   auto w_sum = [&](const Chunks& ch, int32_t r, Acc* m) {
-    const bool inside = r >= 0 && r < g.src_h;
-#pragma unroll
-    for (int e = 0; e < OC; ++e) {
-      Acc v = Acc(0);
-#pragma unroll
-      for (int k = 0; k < NW; ++k) {
-        const int at = IC + e / 2 - HALO + k;  // into the three chunks
-        v += wx[e][k] * Convert<T>::template load<Acc>(ch[at / IC].v[at % IC]);
-      }
-      m[e] = inside ? v : Acc(0);
-    }
+    ring_w_sum<1, 2, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = NW == 3 ? 2 : 1;  // rows fetched ahead
-  for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
-    const T* src = g.src + n * g.stride[0] + c * g.stride[1] + c0;
+  for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
+    const T* src = plane_src + c0;
     T* out = dst + plane * plane_size + 2 * c0;
     Acc mid[NW][OC];
     Chunks buf[A + 1];  // input row i's new row (i - h + NW - 1), fetched A rows ahead
@@ -1086,14 +1090,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) doubling_kernel(Gath
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        Pack<T, OC> o;
-#pragma unroll
-        for (int e = 0; e < OC; ++e) {
-          Acc acc = Acc(0);
-#pragma unroll
-          for (int k = 0; k < NW; ++k) acc += wy[k] * mid[k][e];
-          o.v[e] = Convert<T>::template store<Acc>(acc);
-        }
+        const Pack<T, OC> o = ring_h_sum<T>(wy, mid);
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
@@ -1106,20 +1103,8 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) doubling_kernel(Gath
 #pragma unroll
         for (int e = 0; e < OC; ++e) mid[k][e] = mid[k + 1][e];
     };
-    int32_t i = i_begin;
-    for (; i + A < i_end; i += A + 1)
-#pragma unroll
-      for (int j = 0; j <= A; ++j) row(i + j, buf[j], buf[(j + A) % (A + 1)]);
-#pragma unroll
-    for (int j = 0; j < A; ++j)
-      if (i + j < i_end) row(i + j, buf[j], buf[(j + A) % (A + 1)]);
-    n += step_n;
-    c += step_c;
-    if (c >= C) {
-      c -= C;
-      ++n;
-    }
-  }
+    rotate_rows<A>(i_begin, i_end, buf, row);
+  });
 }
 
 unsigned blocks_for(int64_t n) {
