@@ -959,8 +959,9 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // 2 y - h .. 2 y - h + TT - 1, of which the first TT - 2 are the previous row's last, kept in
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
-                                                           int32_t OW, int64_t planes, int32_t R, T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads, kRingMinBlocks)
+    halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+                   T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
   static_assert(HALO <= G, "the halo columns are one 16-byte chunk each side");
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1041,14 +1042,15 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks) halving_kernel(Gathe
 // NCHW with aligned rows (launch_gather routes 2-byte elements here). As halving_kernel: the
 // block writes its columns' and rows' table entries (TT wide) into shared memory re-indexed
 // from d / 2 - h; a lane owns 4 input columns (one 8-byte load per row for 2-byte elements,
-// plus the neighbouring loads for the halo) and their 8 output columns; a warp R consecutive input rows, each the source of
-// an output row pair. Every input row is resampled along W once (a register ring of the NW
-// rows an output pair reads), then each output row of the pair along H: gather_element's
-// sums, in the same order away from the edges.
+// plus the neighbouring loads for the halo) and their 8 output columns; a warp R consecutive
+// input rows, each the source of an output row pair. Every input row is resampled along W
+// once (a register ring of the NW rows an output pair reads), then each output row of the
+// pair along H: gather_element's sums, in the same order away from the edges.
 constexpr int kDoublingCols = 4;  // input columns per lane
 template <int TT, int NW, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, kRingMinBlocks) doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
-                                                            int32_t OW, int64_t planes, int32_t R, T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads, kRingMinBlocks)
+    doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+                    T* __restrict__ dst) {
   constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][NW]
@@ -1303,7 +1305,7 @@ cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, 
 }
 
 // Whether doubling_kernel can read `g` and write `dst`: dense rows whose 4-column loads and
-// 8-column (16- or 32-byte) stores are aligned.
+// 8-column stores (16 bytes for 2-byte elements) are aligned.
 template <typename T, typename Acc>
 bool doubling_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, const T* dst) {
   constexpr int IC = kDoublingCols;

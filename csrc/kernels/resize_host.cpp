@@ -244,7 +244,8 @@ int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, s
       const bool halving = q == AxisQuery::kHalving;
       const int32_t nw = halving ? taps : q == AxisQuery::kDoubling3 ? 3 : 5;
       const int64_t num = halving ? 2 : 1, den = halving ? 1 : 2, h = halving ? taps / 2 - 1 : nw / 2;
-      fact = dbl ? taps_in_windows<double>(p, a, taps, num, den, h, nw) : taps_in_windows<float>(p, a, taps, num, den, h, nw);
+      fact = dbl ? taps_in_windows<double>(p, a, taps, num, den, h, nw)
+                 : taps_in_windows<float>(p, a, taps, num, den, h, nw);
       break;
     }
   }
