@@ -1309,7 +1309,8 @@ cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, 
 template <typename T, typename Acc>
 bool doubling_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, const T* dst) {
   constexpr int IC = kDoublingCols;
-  return sizeof(T) <= 4 && g.stride[3] == 1 && g.stride[2] % IC == 0 && (N == 1 || g.stride[0] % IC == 0) &&
+  static_assert(sizeof(T) == 2, "launch_gather routes 2-byte elements here: 16-byte stores of 8 outputs");
+  return g.stride[3] == 1 && g.stride[2] % IC == 0 && (N == 1 || g.stride[0] % IC == 0) &&
          (C == 1 || g.stride[1] % IC == 0) && reinterpret_cast<uintptr_t>(g.src) % (IC * sizeof(T)) == 0 &&
          g.src_w % IC == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
 }
