@@ -14,7 +14,11 @@ A benchmark, not a test. For every case (mode x dtype x scale x shape x pass) it
    not Python launch overhead;
 3. relates each time to the HBM floor of the case: ``floor = (bytes read + bytes
    written) / copy bandwidth``, the copy bandwidth being measured in the same run
-   with a large device-to-device copy. ``% floor = floor / time * 100``.
+   with a large device-to-device copy. ``% floor = floor / time * 100``;
+4. times a device-to-device copy of the case's bytes the same way (``copy % floor``):
+   what a kernel that only moves those bytes reaches. For small cases this is well
+   under 100% (launch latency, ramp-up and the flushed L2 weigh more), so it shows
+   how far the floor can be approached at that size.
 
 What is timed:
 
@@ -102,6 +106,7 @@ COLUMNS = (
     "scale",
     "pass",
     "floor ms",
+    "copy % floor",
     "F.interpolate ms",
     "F % floor",
     "twinops ms",
@@ -159,6 +164,11 @@ class Row:
     max_abs_err: Optional[float] = None
     allowed_err: Optional[float] = None
     detail: str = ""
+    copy_ms: Optional[float] = None  # a device-to-device copy of ``nbytes`` (read + write), timed alike
+
+    @property
+    def copy_pct(self) -> Optional[float]:
+        return pct_of_floor(self.floor_ms, self.copy_ms)
 
     @property
     def torch_pct(self) -> Optional[float]:
@@ -187,6 +197,8 @@ class Row:
             "pass": c.direction,
             "bytes": self.nbytes,
             "floor_ms": self.floor_ms,
+            "copy_ms": self.copy_ms,
+            "copy_pct_of_floor": self.copy_pct,
             "torch_ms": self.torch_ms,
             "twinops_ms": self.twinops_ms,
             "torch_pct_of_floor": self.torch_pct,
@@ -306,6 +318,15 @@ def measure_copy_bandwidth(device: torch.device, nbytes: int = 1 << 30, warmup: 
     timer = _Timer(device, warmup, reps, flush=False, budget_ms=float("inf"))
     ms = timer.median_ms(lambda: dst.copy_(src))
     return 2 * n * 4 / (ms * 1e-3)
+
+
+def copy_ms(device: torch.device, timer: "_Timer", nbytes: int) -> float:
+    """Median time in ms of a device-to-device copy moving ``nbytes`` in all (``nbytes // 2``
+    read, as many written), timed by ``timer`` like the cases (L2 flushed before each)."""
+    n = max(nbytes // 2, 1)
+    src = torch.randint(1, 256, (n,), dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    return timer.median_ms(lambda: dst.copy_(src))
 
 
 # ---------------------------------------------------------------------------------------
@@ -537,10 +558,15 @@ def run_benchmark(cfg: Config, device="cuda", progress: Optional[Callable[[int, 
     timer = _Timer(device, cfg.warmup, cfg.reps, flush=cfg.flush)
     cases = build_cases(cfg.shapes, cfg.modes, cfg.dtypes, cfg.scales, cfg.backward)
     rows = []
+    copies = {}  # nbytes -> copy ms (cases of one shape, dtype and scale move the same bytes)
     for i, case in enumerate(cases):
         if progress is not None:
             progress(i, len(cases), case)
-        rows.append(run_case(case, device, timer, bandwidth))
+        row = run_case(case, device, timer, bandwidth)
+        if row.nbytes not in copies:
+            copies[row.nbytes] = copy_ms(device, timer, row.nbytes)
+        row.copy_ms = copies[row.nbytes]
+        rows.append(row)
         if device.type == "cuda":
             torch.cuda.empty_cache()
     return meta, rows
@@ -576,6 +602,7 @@ def format_rows(rows: Sequence[Row]) -> List[List[str]]:
             _fmt_scale(c.scale),
             "fwd" if c.direction == "forward" else "bwd",
             _fmt_ms(r.floor_ms),
+            _fmt_pct(r.copy_pct),
             _fmt_ms(r.torch_ms),
             _fmt_pct(r.torch_pct),
             _fmt_ms(r.twinops_ms),
@@ -596,6 +623,8 @@ def header_lines(meta: dict) -> List[str]:
         f"copy bandwidth (read + write): {meta['copy_bandwidth_tbps']:.2f} TB/s",
         f"timing: median of up to {meta['reps']} reps after {meta['warmup']} warm-up, {flush}; "
         "floor = (bytes in + bytes out) / copy bandwidth; speed-up = F.interpolate / twinops",
+        "copy % floor: a device-to-device copy of the case's bytes, timed the same way "
+        "(what a kernel that only moves those bytes reaches)",
     ]
 
 

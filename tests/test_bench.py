@@ -26,10 +26,10 @@ def _run_cli(*args, env_extra=None):
 
 
 def _row(mode="bicubic", dtype="float32", shape=(1, 3, 1080, 1920), scale=2.0, direction="forward",
-         torch_ms=0.5, twinops_ms=0.25, status=bench.STATUS_OK, bandwidth=4e12):
+         torch_ms=0.5, twinops_ms=0.25, status=bench.STATUS_OK, bandwidth=4e12, copy_ms=0.05):
     case = bench.Case(mode, dtype, shape, scale, direction)
     nbytes = bench.case_bytes(case.shape, case.output_shape, torch.empty((), dtype=case.torch_dtype).element_size())
-    return bench.Row(case, nbytes, bench.floor_ms(nbytes, bandwidth), torch_ms, twinops_ms, status)
+    return bench.Row(case, nbytes, bench.floor_ms(nbytes, bandwidth), torch_ms, twinops_ms, status, copy_ms=copy_ms)
 
 
 META = {
@@ -135,11 +135,14 @@ def test_row_derived_values():
     r = _row(torch_ms=0.5, twinops_ms=0.25)
     assert r.speedup == pytest.approx(2.0)
     assert r.twinops_pct == pytest.approx(r.floor_ms / 0.25 * 100)
+    assert r.copy_pct == pytest.approx(r.floor_ms / 0.05 * 100)
     d = r.to_dict()
     assert d["speedup"] == pytest.approx(2.0) and d["shape"] == [1, 3, 1080, 1920]
+    assert d["copy_ms"] == 0.05 and d["copy_pct_of_floor"] == pytest.approx(r.copy_pct)
     assert d["output_shape"] == [1, 3, 2160, 3840] and d["pass"] == "forward"
     json.dumps(d)
     assert _row(torch_ms=None).speedup is None
+    assert _row(copy_ms=None).copy_pct is None
 
 
 # --- formatting ------------------------------------------------------------------------
@@ -151,7 +154,7 @@ def test_format_rows_columns():
     by_col = [dict(zip(bench.COLUMNS, c)) for c in cells]
     assert by_col[0]["mode"] == "bicubic" and by_col[0]["dtype"] == "float32"
     assert by_col[0]["input"] == "1x3x1080x1920" and by_col[0]["scale"] == "2x" and by_col[0]["pass"] == "fwd"
-    assert by_col[0]["floor ms"] == "0.0311"
+    assert by_col[0]["floor ms"] == "0.0311" and by_col[0]["copy % floor"] == "62%"
     assert by_col[0]["F.interpolate ms"] == "0.5000" and by_col[0]["twinops ms"] == "0.2500"
     assert by_col[0]["F % floor"] == "6%" and by_col[0]["twinops % floor"] == "12%"
     assert by_col[0]["speed-up"] == "2.00x" and by_col[0]["check"] == "OK"
@@ -181,8 +184,8 @@ def test_text_and_rich_output(capsys):
     text = bench.render_text(META, rows)
     assert "copy bandwidth (read + write): 4.00 TB/s" in text
     table_lines = text.splitlines()[len(bench.header_lines(META)) + 1:]
-    assert table_lines[0].split() == "mode dtype input scale pass floor ms F.interpolate ms F % floor twinops ms " \
-                                     "twinops % floor speed-up check".split()
+    assert table_lines[0].split() == "mode dtype input scale pass floor ms copy % floor F.interpolate ms F % floor " \
+                                     "twinops ms twinops % floor speed-up check".split()
     assert len(table_lines) == 2 + len(rows)
     bench.print_table(META, rows)  # rich when installed, else the text above; must not squeeze columns
     out = capsys.readouterr().out
@@ -215,7 +218,30 @@ def test_cpu_pipeline_all_ok():
     for r in rows:
         assert r.status == bench.STATUS_OK, (r.case, r.detail)
         assert r.torch_ms > 0 and r.twinops_ms > 0 and r.max_abs_err <= r.allowed_err
-        assert math.isfinite(r.speedup)
+        assert math.isfinite(r.speedup) and r.copy_ms > 0
+    # One copy per byte count: forward and backward of a scale move the same bytes, 2x and 0.5x do not.
+    by_bytes = {}
+    for r in rows:
+        by_bytes.setdefault(r.nbytes, set()).add(r.copy_ms)
+    assert len(by_bytes) == 2 and all(len(v) == 1 for v in by_bytes.values())
+
+
+def test_copy_ms_times_a_copy_of_the_bytes(monkeypatch):
+    # copy_ms copies nbytes // 2 bytes (read + write = nbytes) through the case timer.
+    seen = []
+
+    class Timer:
+        def median_ms(self, fn):
+            fn()
+            seen.append(fn)
+            return 0.125
+
+    copies = []
+    real_copy = torch.Tensor.copy_
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src: copies.append((self.numel(), src.min().item()))
+                        or real_copy(self, src))
+    assert bench.copy_ms(torch.device("cpu"), Timer(), 1000) == 0.125
+    assert len(seen) == 1 and copies == [(500, copies[0][1])] and copies[0][1] > 0  # random bytes, no zeros
 
 
 def test_wrong_forward_kernel_is_flagged(monkeypatch):
