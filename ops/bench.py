@@ -728,7 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m twinops.bench",
         description="Times twinops resize against torch.nn.functional.interpolate on CUDA (forward and backward), "
                     "with a parity check per case, each time's percentage of the HBM copy floor, and what a "
-                    "device-to-device copy of the case's bytes reaches (copy %% floor).",
+                    "device-to-device copy of the case's bytes reaches (copy % floor).",
         epilog="Exit status: 0 ok, 1 a case is MISMATCH or ERROR, 2 no CUDA GPU / no twinops CUDA kernels.")
     p.add_argument("--shapes", nargs="+", metavar="NxCxHxW",
                    help="input shapes (default: 8x64x256x256 1x3x1080x1920)")
