@@ -34,7 +34,8 @@ SIZES = [dict(scale_factor=2.0), dict(scale_factor=0.5), dict(size=(37, 5)), dic
 PIPELINE = [(torch.float32, (2, 300, 6, 9), slice(None), dict(mode="bicubic", scale_factor=2.0)),
             (torch.float16, (1, 2, 37, 304), slice(3, None), dict(mode="bilinear", scale_factor=0.5)),
             (torch.float16, (1, 2, 37, 304), slice(None, 301), dict(mode="bicubic", scale_factor=2.0)),
-            (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.45)),  # tiles, not halving_kernel
+            # 0.45x: the staged tiles, not halving_kernel
+            (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.45)),
             (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.5)),
             (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.5)),
             (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=2.0))]

@@ -297,7 +297,8 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) 
   const Axis* axes[2] = {&p.h, &p.w};
   for (int k = 0; k < 2; ++k) ws.taps[k] = forward_taps(p, *axes[k], opmath_bytes);
   pad_table_widths(ws.taps);
-  for (int k = 0; k < 2; ++k) ws.inv_taps[k] = backward ? cached_axis(p, *axes[k], AxisQuery::kInverseWidth, ws.taps[k], opmath_bytes) : 0;
+  for (int k = 0; k < 2; ++k)
+    ws.inv_taps[k] = backward ? cached_axis(p, *axes[k], AxisQuery::kInverseWidth, ws.taps[k], opmath_bytes) : 0;
   if (backward) pad_table_widths(ws.inv_taps);
   size_t off = 0;
   for (int k = 0; k < 2; ++k) {
