@@ -367,10 +367,38 @@ def test_nearest_downscale_one_tap_kernel_equals_cpu(dtype, kw):
     # directly); the CUDA output must equal the CPU op's bit for bit (both only copy input
     # values, or the extrapolation value).
     x = random_input((2, 3, 96, 200), dtype, "cuda")
+    # ONNX's coordinates: the table kernel builds the entries the one-tap kernel reads.
+    names = _cuda_kernel_names(lambda: twinops.resize(x, mode="nearest", **kw))
+    assert any("one_tap_kernel<false" in n for n in names) and any("build_tables" in n for n in names), names
     out = twinops.resize(x, mode="nearest", **kw)
     torch.testing.assert_close(out.cpu(), twinops.resize(x.cpu(), mode="nearest", **kw), rtol=0, atol=0)
     if "extrapolation_value" in kw:
         assert (out == -3.0).any() and (out != -3.0).any()
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kw", [
+    dict(scale_factor=0.5, mode="nearest"),
+    dict(scale_factor=0.3, mode="nearest-exact"),
+    # in / out ratios inexact in float32 (size given; a scale_factor kept or recomputed).
+    dict(size=(41, 77), mode="nearest"),
+    dict(size=(41, 77), mode="nearest-exact"),
+    dict(scale_factor=(0.7, 0.45), mode="nearest"),
+    dict(scale_factor=(0.7, 0.45), mode="nearest-exact", recompute_scale_factor=True),
+], ids=_ids)
+def test_interpolate_nearest_downscale_computes_own_entries(dtype, kw):
+    # F.interpolate's nearest downscales: the one-tap kernel computes its entries itself
+    # (pytorch_nearest_index, axis_entry's arithmetic), with no table kernel before it. Its
+    # output must equal the CPU op's and ATen's CUDA kernel's bit for bit (all three only copy
+    # input elements, chosen by the same float32 arithmetic).
+    x = random_input((2, 3, 97, 203), dtype, "cuda")
+    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
+    assert any("one_tap_kernel<true" in n for n in names), names
+    assert not any("build_tables" in n for n in names), names
+    out = twinops.interpolate(x, **kw)
+    torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
+    torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
 
 
 def _cuda_kernel_names(fn):

@@ -735,23 +735,32 @@ __device__ __forceinline__ void for_planes(const Gather<T, Acc>& g, int32_t C, i
 // the staged tiles: nearest 0.5x forward float32 42 -> 35 us, float16 32 -> 24 us, outputs
 // bitwise equal; at 2x (every input element read by four outputs) it was slower (float16
 // 102 -> 200 us), so upscaling keeps the staged tiles.
+// kOwn (F.interpolate's nearest and nearest-exact, p.pytorch): the kernel computes its
+// entries with axis_entry's arithmetic (pytorch_nearest_index, weight 1), and no table
+// kernel runs before it. Measured on the H200 (1080p, float32 nearest 0.5x): the table
+// kernel before the gather cost about 3.6 us per call.
 constexpr int kOneTapRows = kThreads / 32;  // rows per block; a warp spans 32 * kVec columns
-template <typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
-                                                           int64_t planes, bool vec_store, T* __restrict__ dst) {
+template <bool kOwn, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
+                                                           int32_t OW, int64_t planes, bool vec_store,
+                                                           T* __restrict__ dst) {
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * kVec;
   if (x0 >= OW) return;
   const int32_t col_stride = static_cast<int32_t>(g.stride[3]), row_stride = static_cast<int32_t>(g.stride[2]);
+  const bool align = p.coord == kAlignCorners;
+  const float step_x = kOwn ? static_cast<float>(pytorch_step<Acc>(p.w, align)) : 0.0f;
+  const float step_y = kOwn ? static_cast<float>(pytorch_step<Acc>(p.h, align)) : 0.0f;
   int32_t col[kVec];  // input column offsets (column 0 where extrapolated or past the output)
   Acc wxv[kVec];
   unsigned okx = 0;  // columns in range and not extrapolated
 #pragma unroll
   for (int e = 0; e < kVec; ++e) {
     const int32_t x = x0 + e;
-    const int32_t f = x < OW ? g.fx[x] : -1;
+    const int32_t f =
+        x >= OW ? -1 : (kOwn ? static_cast<int32_t>(pytorch_nearest_index(p, p.w, step_x, x)) : g.fx[x]);
     if (f >= 0) okx |= 1u << e;
     col[e] = f >= 0 ? f * col_stride : 0;
-    wxv[e] = f >= 0 ? g.wx[x] : Acc(0);
+    wxv[e] = f >= 0 ? (kOwn ? Acc(1) : g.wx[x]) : Acc(0);
   }
   const bool full = vec_store && x0 + kVec <= OW;
   // The plane walk of for_planes, written out: through for_planes this kernel compiled to
@@ -765,8 +774,8 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, int
     const T* src = g.src + n * g.stride[0] + c * g.stride[1];
     T* out = dst + plane * plane_size + x0;
     for (int32_t y = y_begin; y < OH; y += y_step) {
-      const int32_t sy = g.fy[y];
-      const Acc wy = g.wy[y];
+      const int32_t sy = kOwn ? static_cast<int32_t>(pytorch_nearest_index(p, p.h, step_y, y)) : g.fy[y];
+      const Acc wy = kOwn ? Acc(1) : g.wy[y];
       const T* row = src + (sy >= 0 ? sy * row_stride : 0);
       Acc v[kVec];
 #pragma unroll
@@ -1224,16 +1233,17 @@ cudaError_t row_kernel_grid(const void* kernel, int64_t planes, int64_t H, int64
   return cudaSuccess;
 }
 
+// `own`: F.interpolate's parameters (one_tap_kernel's kOwn), else null: the tables are built.
 template <typename T, typename Acc>
-cudaError_t launch_one_tap(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
-                           cudaStream_t stream) {
-  const auto kernel = one_tap_kernel<T, Acc>;
+cudaError_t launch_one_tap(const Gather<T, Acc>& g, const Params* own, int64_t N, int64_t C, int64_t H, int64_t W,
+                           T* dst, cudaStream_t stream) {
+  const auto kernel = own != nullptr ? one_tap_kernel<true, T, Acc> : one_tap_kernel<false, T, Acc>;
   dim3 grid;
   if (cudaError_t e = row_kernel_grid(reinterpret_cast<const void*>(kernel), N * C, H, W, kVec, &grid); e != cudaSuccess)
     return e;
   const bool vec_store = W % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % (kVec * sizeof(T)) == 0;
-  kernel<<<grid, kThreads, 0, stream>>>(g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
-                                        N * C, vec_store, dst);
+  kernel<<<grid, kThreads, 0, stream>>>(g, own != nullptr ? *own : Params{}, static_cast<int32_t>(C),
+                                        static_cast<int32_t>(H), static_cast<int32_t>(W), N * C, vec_store, dst);
   return cudaGetLastError();
 }
 
@@ -1412,8 +1422,10 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
   // kernel (and H-first staged tiles always have two or more taps per row).
   if constexpr (TY == 1 && TX == 1) {
     if (!w_first) {
+      if (src.own != nullptr && src.own->pytorch && src.own->mode == kNearest)
+        return launch_one_tap(g, src.own, N, C, H, W, dst, stream);
       if (cudaError_t e = ensure_tables<Acc>(src, stream); e != cudaSuccess) return e;
-      return launch_one_tap(g, N, C, H, W, dst, stream);
+      return launch_one_tap<T, Acc>(g, nullptr, N, C, H, W, dst, stream);
     }
   }
   // Forward 2:1 downscales of both axes centred on the input pairs: halving_kernel (its halo

@@ -221,6 +221,16 @@ TWIN_HD double onnx_coordinate(const Params& p, const Axis& a, int64_t d, bool* 
   }
 }
 
+// ATen's nearest (asymmetric) and nearest-exact (half-pixel) input index of output d, for
+// step rf: pytorch_step in the opmath type, rounded to float (ATen computes nearest indices
+// in float whatever the opmath type). axis_entry's nearest window, and the entries the
+// one-tap kernel computes for itself (one_tap_kernel), so both are this arithmetic.
+TWIN_HD int64_t pytorch_nearest_index(const Params& p, const Axis& a, float rf, int64_t d) {
+  const float src = p.coord == kHalfPixel ? (static_cast<float>(d) + 0.5f) * rf : static_cast<float>(d) * rf;
+  const int64_t idx = static_cast<int64_t>(floorf(src));
+  return idx < a.in - 1 ? idx : a.in - 1;
+}
+
 // ATen's _compute_indices_min_size_weights_aa (PIL's window) for output d, step r =
 // pytorch_step: the filter centre, the first input index and the window size (taps).
 // Mixed float/double promotions as in ATen's CPU code.
@@ -269,13 +279,7 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
     const bool align = p.coord == kAlignCorners;
     const Acc r = pytorch_step<Acc>(a, align);
     if (p.mode == kNearest) {
-      // ATen computes nearest indices in float whatever the opmath type.
-      const float rf = static_cast<float>(r);
-      const float src = p.coord == kHalfPixel ? (static_cast<float>(d) + 0.5f) * rf
-                                              : static_cast<float>(d) * rf;
-      int64_t idx = static_cast<int64_t>(floorf(src));
-      idx = idx < last_index ? idx : last_index;
-      j0 = j1 = idx;
+      j0 = j1 = pytorch_nearest_index(p, a, static_cast<float>(r), d);
       box = true;
     } else if (p.antialias) {
       int64_t size = 0;
