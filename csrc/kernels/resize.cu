@@ -1271,47 +1271,42 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
   return cudaGetLastError();
 }
 
-// Grid of the ring kernels (halving_kernel, doubling_kernel), whose warps own R consecutive
-// rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (`gx` blocks
-// across). R: the most, up to r_max (a warp resamples NW - 1 or TT - 2 rows along W before its
-// first output), without warps past the rows, and with blocks enough over all planes to fill
-// the resident blocks; each block loops over planes. `smem_of(R)`: the block's shared memory.
-template <typename SmemOf>
-cudaError_t ring_grid(const void* kernel, int64_t planes, int64_t gx, int64_t rows, int r_max, SmemOf smem_of, int* R,
-                      size_t* smem, dim3* grid) {
+// Launches a ring kernel (halving_kernel, doubling_kernel), whose warps own R consecutive
+// rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (blocks of
+// `cols` output columns across W). R: the most, up to r_max (a warp resamples NW - 1 or
+// TT - 2 rows along W before its first output), without warps past the rows, and with blocks
+// enough over all planes to fill the resident blocks; each block loops over planes.
+// `smem_of(R)`: the block's shared memory. gy <= 65535: launch_gather routes H <= 65535 * 16
+// here, and R >= 2 keeps gy <= rows / 16.
+template <typename T, typename Acc, typename SmemOf>
+cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t, int32_t, int64_t, int32_t, T*),
+                        const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
+                        int64_t cols, int64_t rows, int r_max, SmemOf smem_of, T* dst, cudaStream_t stream) {
   constexpr int kWarps = kThreads / 32;
+  const int64_t planes = N * C, gx = (W + cols - 1) / cols;
   int r = r_max;
   while (r > 2 && kWarps * static_cast<int64_t>(r) > rows) r /= 2;
   int64_t resident = 0, gy = 0;
   for (;; r /= 2) {
-    if (cudaError_t e = resident_blocks(kernel, smem_of(r), &resident); e != cudaSuccess) return e;
+    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r), &resident);
+        e != cudaSuccess)
+      return e;
     gy = (rows + kWarps * r - 1) / (kWarps * r);
     if (r == 2 || gx * gy * planes >= resident) break;
   }
   const int64_t gz = std::min<int64_t>(std::min<int64_t>(planes, (resident + gx * gy - 1) / (gx * gy)), 65535);
-  *R = r;
-  *smem = smem_of(r);
-  *grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  kernel<<<grid, kThreads, smem_of(r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                                 static_cast<int32_t>(W), planes, r, dst);
+  return cudaGetLastError();
 }
 
 template <int TT, typename T, typename Acc>
 cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                            cudaStream_t stream) {
   constexpr int kCols = 32 * (kPairLoad<T> / 2), kWarps = kThreads / 32;
-  const auto kernel = halving_kernel<TT, T, Acc>;
-  int R = 0;
-  size_t smem = 0;
-  dim3 grid;
-  // gy <= 65535: launch_gather routes H <= 65535 * 16 here.
-  if (cudaError_t e = ring_grid(reinterpret_cast<const void*>(kernel), N * C, (W + kCols - 1) / kCols, H, 16,
-                                [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, &R,
-                                &smem, &grid);
-      e != cudaSuccess)
-    return e;
-  kernel<<<grid, kThreads, smem, stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
-                                           static_cast<int32_t>(W), N * C, R, dst);
-  return cudaGetLastError();
+  return launch_ring(halving_kernel<TT, T, Acc>, g, p, N, C, H, W, kCols, H, 16,
+                     [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, dst, stream);
 }
 
 // Whether doubling_kernel can read `g` and write `dst`: dense rows whose 4-column loads and
@@ -1329,19 +1324,10 @@ template <int TT, int NW, typename T, typename Acc>
 cudaError_t launch_doubling(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
                             T* dst, cudaStream_t stream) {
   constexpr int kCols = 2 * 32 * kDoublingCols, kWarps = kThreads / 32;
-  const auto kernel = doubling_kernel<TT, NW, T, Acc>;
-  int R = 0;
-  size_t smem = 0;
-  dim3 grid;
-  // R counts input rows; gy <= 65535: launch_gather routes H <= 65535 * 16 here.
-  if (cudaError_t e = ring_grid(reinterpret_cast<const void*>(kernel), N * C, (W + kCols - 1) / kCols, g.src_h, 64,
-                                [](int r) { return static_cast<size_t>(kCols + 2 * kWarps * r) * NW * sizeof(Acc); },
-                                &R, &smem, &grid);
-      e != cudaSuccess)
-    return e;
-  kernel<<<grid, kThreads, smem, stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
-                                           static_cast<int32_t>(W), N * C, R, dst);
-  return cudaGetLastError();
+  // R counts input rows.
+  return launch_ring(doubling_kernel<TT, NW, T, Acc>, g, p, N, C, H, W, kCols, g.src_h, 64,
+                     [](int r) { return static_cast<size_t>(kCols + 2 * kWarps * r) * NW * sizeof(Acc); }, dst,
+                     stream);
 }
 
 // Where a forward's tables come from. With `own` (the forward's parameters), staged tiles
