@@ -4,7 +4,8 @@ Header sets: env TWINOPS_TRT_HEADERS (os.pathsep-separated include dirs), else .
 the repo. For each: build libtwinops_trt.so with csrc/trt/build.py (g++ -Wall -Wextra -Werror on our
 sources), check its exported / undefined symbols with nm, and run tests/trt_build_smoke.cpp (CPU
 only: creators, fields, serialization round trip, bad fields and garbage buffers -> nullptr + message).
-Skips with the reason when no headers, nvcc, g++ or nm are available. No GPU and no TensorRT runtime needed.
+Those tests skip with the reason when no headers, nvcc, g++ or nm are available; the checks of the
+build script itself (flags, objects renamed into place) always run. No GPU and no TensorRT runtime needed.
 """
 import glob
 import importlib.util
@@ -38,10 +39,14 @@ _NVCC = os.path.join(trt_build.cuda_home(), "bin", "nvcc")
 _MISSING = [name for name, ok in (("nvcc", os.path.exists(_NVCC)), ("g++", shutil.which("g++")), ("nm", shutil.which("nm")))
             if not ok]
 
-pytestmark = [
-    pytest.mark.skipif(not HEADERS, reason="no TensorRT headers: set TWINOPS_TRT_HEADERS or extract them under .trt/<ver>/include"),
-    pytest.mark.skipif(bool(_MISSING), reason=f"missing build tools: {', '.join(_MISSING)}"),
-]
+_NO_HEADERS = pytest.mark.skipif(
+    not HEADERS, reason="no TensorRT headers: set TWINOPS_TRT_HEADERS or extract them under .trt/<ver>/include")
+_NO_TOOLS = pytest.mark.skipif(bool(_MISSING), reason=f"missing build tools: {', '.join(_MISSING)}")
+
+
+def needs_build(test):
+    """The test builds the library: skipped without TensorRT headers or build tools."""
+    return _NO_HEADERS(_NO_TOOLS(test))
 
 
 def _major(include_dir):
@@ -71,6 +76,37 @@ def test_strict_warnings_are_errors():
     assert {"-Wall", "-Wextra", "-Werror"} <= set(flags)
 
 
+def test_objects_are_renamed_into_place(tmp_path, monkeypatch):
+    """Concurrent builds against the same headers (pytest -n) share the object directory, so
+    every object is compiled into a file of its own and renamed into place: writing the shared
+    path directly let one build link another's half-written object (seen on the H200 as an
+    undefined ResizeCreatorV2 constructor). Runs the build with a recording compiler."""
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "NvInfer.h").write_text("// stand-in\n")
+    written = []
+
+    def fake_run(cmd):
+        cmd = list(cmd)
+        target = cmd[cmd.index("-o") + 1]
+        assert not os.path.exists(target), f"{target} is written where another build may read it"
+        written.append(target)
+        with open(target, "w") as f:
+            f.write(f"object of pid {os.getpid()}")
+
+    monkeypatch.setattr(trt_build, "_run", fake_run)
+    cache = tmp_path / "cache"
+    for _ in range(2):  # the second build replaces the first build's objects
+        out = trt_build.build(str(include), str(tmp_path / "lib" / "libtwinops_trt.so"), archs="90",
+                              cuda="/usr/local/cuda", cache=str(cache))
+    assert os.path.exists(out) and not glob.glob(str(cache / "**" / "*.tmp*"), recursive=True)
+    objs = [w for w in written if w.endswith(f".o.tmp{os.getpid()}")]
+    assert len(objs) == 2 * (len(trt_build.HOST_SOURCES) + len(trt_build.KERNEL_CU)) - len(trt_build.KERNEL_CU)
+    for src in trt_build.HOST_SOURCES:
+        assert glob.glob(str(cache / "*" / (os.path.basename(src) + ".o")))
+
+
+@needs_build
 def test_exported_entry_points(built):
     include, lib = built
     defined = _nm(lib, "--defined-only")
@@ -84,6 +120,7 @@ def test_exported_entry_points(built):
     assert not [s for s in defined if "twinops" in s and not s.startswith("twinops_trt_")]
 
 
+@needs_build
 def test_no_link_time_dependency_on_tensorrt(built):
     _, lib = built
     undefined = _nm(lib, "--undefined-only")
@@ -95,6 +132,7 @@ def test_no_link_time_dependency_on_tensorrt(built):
     assert "libcudart" not in needed, "the CUDA runtime is linked statically"
 
 
+@needs_build
 def test_smoke_driver(built, tmp_path):
     """Creators, parser-style fields, serialization round trip, 2000 garbage buffers -> nullptr."""
     include, lib = built
@@ -106,6 +144,7 @@ def test_smoke_driver(built, tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("OK"), proc.stdout
 
 
+@needs_build
 def test_load_time_registration(built, tmp_path):
     """ctypes.CDLL path: creators register with an already-loaded libnvinfer's registry (a fake
     getPluginRegistry exported by the driver), and getCreators withdraws them for loadLibrary."""

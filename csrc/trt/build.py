@@ -143,8 +143,13 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
     flags = compile_flags(include_dir, cuda)
 
     def compile_one(src: str) -> str:
+        # Concurrent builds against the same headers (pytest -n) share obj_dir: each compiles
+        # into its own file and renames it into place, so no build links another's
+        # half-written object.
         obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
-        _run([cxx, *flags, "-c", src, "-o", obj])
+        tmp = obj + f".tmp{os.getpid()}"
+        _run([cxx, *flags, "-c", src, "-o", tmp])
+        os.replace(tmp, obj)
         return obj
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
