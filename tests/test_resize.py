@@ -401,6 +401,112 @@ def test_interpolate_nearest_downscale_computes_own_entries(dtype, kw):
     torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
 
 
+# F.interpolate's nearest by powers of two: out = s in on both axes (s = 1 keeps an axis).
+REPLICATE_CALLS = [
+    dict(scale_factor=2.0, mode="nearest"),
+    dict(scale_factor=2.0, mode="nearest-exact"),
+    dict(size=(4 * 49, 2 * 104), mode="nearest"),  # a size: the step is in / out
+    dict(scale_factor=(8.0, 1.0), mode="nearest-exact"),
+    dict(scale_factor=(1.0, 4.0), mode="nearest"),
+    dict(scale_factor=(2.0, 8.0), mode="nearest", recompute_scale_factor=True),
+    dict(scale_factor=1.0, mode="nearest"),  # a copy
+]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kw", REPLICATE_CALLS, ids=_ids)
+def test_interpolate_nearest_power_of_two_upscale_replicates(dtype, kw):
+    # replicate_kernel: each input element written to its s x s outputs, no tables. Its
+    # output must equal the CPU op's and ATen's CUDA kernel's bit for bit.
+    x = random_input((2, 3, 49, 104), dtype, "cuda")
+    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
+    assert any("replicate_kernel" in n for n in names), names
+    assert not any("build_tables" in n for n in names), names
+    out = twinops.interpolate(x, **kw)
+    torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
+    torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
+
+
+@cuda
+@pytest.mark.parametrize("kw, shape, cols", [
+    (dict(scale_factor=3.0, mode="nearest"), (2, 3, 49, 104), slice(None)),  # not a power of two
+    (dict(scale_factor=(2.0, 0.5), mode="nearest"), (2, 3, 49, 104), slice(None)),  # up and down
+    (dict(scale_factor=2.0, mode="nearest"), (2, 3, 49, 105), slice(1, None)),  # misaligned rows
+    (dict(scale_factor=2.0, mode="nearest"), (2, 3, 49, 103), slice(None)),  # width not whole loads
+    # out = 2 in, but the float32 step 1 / 2.0000001 is below 1 / 2: output 2 k reads input k - 1.
+    (dict(scale_factor=2.0000001, mode="nearest"), (2, 3, 49, 104), slice(None)),
+], ids=["3x", "up-and-down", "misaligned", "odd-width", "inexact-step"])
+def test_nearest_upscale_outside_replicate_kernel(kw, shape, cols):
+    x = random_input(shape, torch.float16, "cuda")[..., cols]
+    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
+    assert not any("replicate_kernel" in n for n in names), names
+    out = twinops.interpolate(x, **kw)
+    torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
+    torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
+    if kw["scale_factor"] == 2.0000001:
+        assert out.shape[-2:] == (98, 208)
+        assert not torch.equal(out, x.repeat_interleave(2, -2).repeat_interleave(2, -1))
+
+
+# Nearest downscales by powers of two: in = s out on both axes (s = 1 keeps an axis).
+PICK_CALLS = [
+    dict(scale_factor=0.5, mode="nearest"),  # picks input 2 d
+    dict(scale_factor=0.5, mode="nearest-exact"),  # picks input 2 d + 1
+    dict(scale_factor=(0.25, 0.125), mode="nearest-exact"),
+    dict(size=(48, 26), mode="nearest"),  # (96, 208) / (2, 8)
+    dict(scale_factor=(1.0, 0.5), mode="nearest"),
+    dict(scale_factor=1.0, mode="nearest-exact"),
+]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kw", PICK_CALLS, ids=_ids)
+def test_interpolate_nearest_power_of_two_downscale_backward_picks(dtype, kw):
+    # The backward of those downscales: pick_kernel writes each grad_input element once (its
+    # grad_output element, or 0), no tables, where a lane's 16 bytes of grad_input pick whole
+    # grad_output elements (W factor <= 16 / element size); else the inverse-table gather.
+    # Both must equal the CPU op's backward and ATen's bit for bit.
+    x = random_input((2, 3, 96, 208), dtype, "cuda").requires_grad_()
+    y = twinops.interpolate(x, **kw)
+    g = random_input(y.shape, dtype, "cuda", seed=1)
+    names = _cuda_kernel_names(lambda: torch.autograd.grad(twinops.interpolate(x, **kw), x, g))
+    routed = 208 // y.shape[-1] <= 16 // x.element_size()
+    assert any("pick_kernel" in n for n in names) == routed, names
+    assert any("inverse_tables" in n for n in names) != routed, names
+    (gx,) = torch.autograd.grad(y, x, g)
+    xc = x.detach().cpu().requires_grad_()
+    (gc,) = torch.autograd.grad(twinops.interpolate(xc, **kw), xc, g.cpu())
+    torch.testing.assert_close(gx.cpu(), gc, rtol=0, atol=0)
+    xa = x.detach().clone().requires_grad_()
+    (ga,) = torch.autograd.grad(F.interpolate(xa, **kw), xa, g)
+    torch.testing.assert_close(gx, ga, rtol=0, atol=0)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_replicate_and_pick_keep_the_gathers_arithmetic(dtype):
+    # -0, infinities and NaN: replicate_kernel (forward, 2x) and pick_kernel (backward, 0.5x)
+    # compute 0 + v as the per-element gather (channels_last input) does: -0 becomes +0.
+    special = torch.tensor([-0.0, math.inf, -math.inf, math.nan, 1.5, -0.0, 0.0, -2.0])
+    x = random_input((1, 2, 8, 32), dtype, "cuda")
+    x[0, 1, 3, 8:16] = special.to(dtype)
+    up = twinops.interpolate(x, scale_factor=2.0, mode="nearest")
+    g = random_input((1, 2, 4, 16), dtype, "cuda", seed=1)
+    g[0, 0, 1, :8] = special.to(dtype)
+    xg = x.detach().requires_grad_()
+    (down,) = torch.autograd.grad(twinops.interpolate(xg, scale_factor=0.5, mode="nearest"), xg, g)
+    xl = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    up_l = twinops.interpolate(xl, scale_factor=2.0, mode="nearest")
+    (down_l,) = torch.autograd.grad(twinops.interpolate(xl, scale_factor=0.5, mode="nearest"), xl, g)
+    for fast, per_element in ((up, up_l), (down, down_l)):
+        torch.testing.assert_close(fast, per_element.contiguous(), rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(fast.signbit(), per_element.signbit())
+    assert up[0, 1, 6, 16:18].signbit().logical_not().all() and up[0, 1, 6, 18].isinf()
+    assert down[0, 0, 2, 0] == 0 and not down[0, 0, 2, 0].signbit() and down[0, 0, 2, 6].isnan()
+
+
 def _cuda_kernel_names(fn):
     """Names of the CUDA kernels `fn` launches (torch.profiler); skips without CUPTI."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:

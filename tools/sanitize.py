@@ -7,8 +7,8 @@
 
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
-planes per block, odd widths, misaligned and row-padded views, wide windows) in every
-dtype. ``--quick`` runs only seven cases: four of the shared-memory pipeline (many planes per
+planes per block, odd widths, misaligned and row-padded views, wide windows, nearest by
+powers of two) in every dtype, and ONNX's nearest downscale. ``--quick`` runs only seven cases: four of the shared-memory pipeline (many planes per
 block, a misaligned float16 view, a row-padded float16 view of an odd width, a downscale), a
 nearest downscale (the one-tap kernel; its backward gathers through tiles) and float16
 bicubic 0.5x and 2x (halving_kernel and doubling_kernel: table entries in shared memory
@@ -78,7 +78,9 @@ def main() -> None:
             base = torch.randn(*shape, device="cuda", dtype=dtype, generator=g)[..., cols]
             for kw in (dict(mode="bicubic", scale_factor=2.0), dict(mode="bilinear", scale_factor=0.5),
                        dict(mode="bicubic", scale_factor=0.5), dict(mode="bicubic", antialias=True, scale_factor=0.5),
-                       dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611))):
+                       dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611)),
+                       # replicate_kernel forward, pick_kernel backward (where rows and widths allow)
+                       dict(mode="nearest", scale_factor=(4.0, 8.0)), dict(mode="nearest-exact", scale_factor=0.5)):
                 xi = base.detach().requires_grad_()
                 y = twinops.interpolate(xi, **kw)
                 y.backward(torch.randn_like(y))
@@ -89,8 +91,12 @@ def main() -> None:
     # A flipped crop: decreasing tables.
     flipped = twinops.resize(torch.randn(1, 2, 40, 300, device="cuda", generator=g), roi=[0, 0, 0.9, 0.95, 1, 1, 0.1, 0.05],
                              sizes=[1, 2, 70, 500], mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
+    # ONNX's nearest downscale: the one-tap kernel reading the table kernel's entries.
+    xo = torch.randn(2, 3, 64, 96, device="cuda", generator=g).requires_grad_()
+    onnx_nearest = twinops.resize(xo, scales=[1, 1, 0.5, 0.3], mode="nearest")
+    onnx_nearest.backward(torch.randn_like(onnx_nearest))
     torch.cuda.synchronize()
-    print(f"sanitize: {n + 2} cases, last outputs {tuple(y.shape)} {tuple(flipped.shape)}")
+    print(f"sanitize: {n + 3} cases, last outputs {tuple(y.shape)} {tuple(flipped.shape)} {tuple(onnx_nearest.shape)}")
 
 
 if __name__ == "__main__":

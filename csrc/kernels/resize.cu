@@ -867,6 +867,101 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
   });
 }
 
+// Nearest upscales by whole powers of two (F.interpolate's nearest and nearest-exact with
+// out = s in on both axes, s in {1, 2, 4, 8}, the step exactly 1 / s: nearest_ratio) of
+// NCHW tensors: output (y, x) is input (y / sy, x / SX), computed as the gather computes it
+// (0 + 1 v: v, -0 as +0). A lane loads L adjacent input elements of a row (one aligned,
+// streaming load) and writes their L SX outputs to each of the row's sy output rows with
+// 16-byte streaming stores: a copy's traffic, no tables and no window. A warp owns 32 L
+// input columns, a block kOneTapRows input rows at a time; threads loop over rows and planes.
+template <int SX, typename T>
+constexpr int kReplicateLoad = 16 / (SX * static_cast<int>(sizeof(T))) > 0 ? 16 / (SX * static_cast<int>(sizeof(T))) : 1;
+template <int SX, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) replicate_kernel(Gather<T, Acc> g, int32_t C, int32_t sy, int32_t OW,
+                                                             int64_t planes, T* __restrict__ dst) {
+  constexpr int L = kReplicateLoad<SX, T>, kOut = L * SX;
+  constexpr int kStores = kOut * static_cast<int>(sizeof(T)) / 16;
+  static_assert(kStores * 16 == kOut * static_cast<int>(sizeof(T)), "whole 16-byte stores");
+  using Load = std::conditional_t<L * sizeof(T) == 16, uint4,
+                                  std::conditional_t<L * sizeof(T) == 8, uint2,
+                                                     std::conditional_t<L * sizeof(T) == 4, unsigned, unsigned short>>>;
+  static_assert(sizeof(Load) == L * sizeof(T), "one load of 2, 4, 8 or 16 bytes");
+  const int32_t c0 = (blockIdx.x * 32 + threadIdx.x % 32) * L;  // first input column
+  if (c0 >= g.src_w) return;                                      // src_w is a multiple of L
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
+  const int64_t out_plane = static_cast<int64_t>(g.src_h) * sy * OW;
+  const int32_t i_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, i_step = gridDim.y * kOneTapRows;
+  for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
+    const T* src = plane_src + c0;
+    T* out = dst + plane * out_plane + static_cast<int64_t>(c0) * SX;
+    for (int32_t i = i_begin; i < g.src_h; i += i_step) {
+      const Load raw_in = __ldcs(reinterpret_cast<const Load*>(src + i * row_stride));
+      Pack<T, L> in;
+      memcpy(&in, &raw_in, sizeof(raw_in));
+      Pack<T, kOut> o;
+#pragma unroll
+      for (int l = 0; l < L; ++l) {
+        const T v = Convert<T>::template store<Acc>(Acc(0) + Convert<T>::template load<Acc>(in.v[l]));
+#pragma unroll
+        for (int k = 0; k < SX; ++k) o.v[l * SX + k] = v;
+      }
+      uint4 raw[kStores];
+      memcpy(raw, &o, sizeof(raw));
+      T* row = out + static_cast<int64_t>(i) * sy * OW;
+      for (int32_t r = 0; r < sy; ++r)
+#pragma unroll
+        for (int k = 0; k < kStores; ++k) __stcs(reinterpret_cast<uint4*>(row + static_cast<int64_t>(r) * OW) + k, raw[k]);
+    }
+  });
+}
+
+// The backward of nearest downscales by whole powers of two (the forward's output d reads
+// input d s + o on each axis, s in {1, 2, 4, 8}: nearest_ratio) of NCHW gradients: grad_input
+// (i, j) is grad_output ((i - oy) / sy, (j - ox) / SX) where both divide exactly (computed as
+// the gather computes it: 0 + 1 v), else 0. A lane writes E = 16 / sizeof(T) adjacent
+// grad_input columns of a row (one 16-byte streaming store), reading the E / SX grad_output
+// elements they pick (one aligned load, rows that pick none read nothing): a memset's
+// traffic plus grad_output once. Rows and planes are looped over as in replicate_kernel.
+template <int SX, typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) pick_kernel(Gather<T, Acc> g, int32_t C, int32_t sy, int32_t oy,
+                                                        int32_t ox, int32_t IH, int32_t IW, int64_t planes,
+                                                        T* __restrict__ dst) {
+  constexpr int E = 16 / static_cast<int>(sizeof(T)), L = E / SX;
+  static_assert(L >= 1 && L * SX == E, "a lane's columns pick whole grad_output elements");
+  using Load = std::conditional_t<L * sizeof(T) == 16, uint4,
+                                  std::conditional_t<L * sizeof(T) == 8, uint2,
+                                                     std::conditional_t<L * sizeof(T) == 4, unsigned, unsigned short>>>;
+  static_assert(sizeof(Load) == L * sizeof(T), "one load of 2, 4, 8 or 16 bytes");
+  const int32_t j0 = (blockIdx.x * 32 + threadIdx.x % 32) * E;  // first grad_input column
+  if (j0 >= IW) return;                                          // IW is a multiple of E
+  const int32_t row_stride = static_cast<int32_t>(g.stride[2]);
+  const int64_t plane_size = static_cast<int64_t>(IH) * IW;
+  const int32_t i_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, i_step = gridDim.y * kOneTapRows;
+  const T zero = Convert<T>::template store<Acc>(Acc(0));
+  for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
+    const T* src = plane_src + j0 / SX;
+    T* out = dst + plane * plane_size + j0;
+    for (int32_t i = i_begin; i < IH; i += i_step) {
+      Pack<T, E> o;
+#pragma unroll
+      for (int q = 0; q < E; ++q) o.v[q] = zero;
+      const int32_t di = i - oy;
+      if (di >= 0 && di % sy == 0) {
+        const Load raw_in = __ldcs(reinterpret_cast<const Load*>(src + di / sy * row_stride));
+        Pack<T, L> in;
+        memcpy(&in, &raw_in, sizeof(raw_in));
+#pragma unroll
+        for (int q = 0; q < E; ++q)
+          if (q % SX == ox)
+            o.v[q] = Convert<T>::template store<Acc>(Acc(0) + Convert<T>::template load<Acc>(in.v[q / SX]));
+      }
+      uint4 raw;
+      memcpy(&raw, &o, sizeof(raw));
+      __stcs(reinterpret_cast<uint4*>(out + static_cast<int64_t>(i) * IW), raw);
+    }
+  });
+}
+
 // The table entries of a ring kernel's block into shared memory: columns [bx0, bx0 + cols)
 // into swx, rows [by0, by0 + rows) into swy, NW slots each. Output d's TT taps are re-indexed
 // from its window's first input, d NUM / DEN - HALO (its nonzero taps fall inside NW slots:
@@ -1247,6 +1342,101 @@ cudaError_t launch_one_tap(const Gather<T, Acc>& g, const Params* own, int64_t N
   return cudaGetLastError();
 }
 
+// F.interpolate's nearest along axis `a` when out / in or in / out is a power of two s up to
+// 8 and the float step (pytorch_nearest_index's rf) is exactly in / out: d rf and
+// (d + 0.5) rf are then exact (lengths below 2^23), so output d reads input d / s
+// (upscaling) or d s + o (downscaling; o = s / 2 for nearest-exact's half-pixel
+// coordinates, else 0). Returns s for out = s in (1: equal lengths), -s for in = s out, else 0.
+template <typename Acc>
+int nearest_ratio(const Params& p, const Axis& a) {
+  if (!p.pytorch || p.mode != kNearest || p.coord == kAlignCorners || a.in <= 0 || a.out <= 0 ||
+      std::max(a.in, a.out) >= (int64_t{1} << 23))
+    return 0;
+  const bool up = a.out >= a.in;
+  const int64_t s = up ? a.out / a.in : a.in / a.out;
+  if ((up ? a.out % a.in : a.in % a.out) != 0 || (s != 1 && s != 2 && s != 4 && s != 8)) return 0;
+  const float rf = static_cast<float>(pytorch_step<Acc>(a, false));
+  if (rf != (up ? 1.0f / static_cast<float>(s) : static_cast<float>(s))) return 0;
+  return up ? static_cast<int>(s) : -static_cast<int>(s);
+}
+
+// replicate_kernel<SX> for F.interpolate's parameters `p` when its factors and layout allow
+// (dense rows, every load and 16-byte store aligned); else *launched = false.
+template <int SX, typename T, typename Acc>
+cudaError_t launch_replicate(const Gather<T, Acc>& g, int sy, int64_t N, int64_t C, int64_t W, T* dst,
+                             cudaStream_t stream, bool* launched) {
+  constexpr int L = kReplicateLoad<SX, T>;
+  *launched = g.stride[3] == 1 && g.stride[2] % L == 0 && (N == 1 || g.stride[0] % L == 0) &&
+              (C == 1 || g.stride[1] % L == 0) && reinterpret_cast<uintptr_t>(g.src) % (L * sizeof(T)) == 0 &&
+              g.src_w % L == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  if (!*launched) return cudaSuccess;
+  const auto kernel = replicate_kernel<SX, T, Acc>;
+  dim3 grid;
+  if (cudaError_t e = row_kernel_grid(reinterpret_cast<const void*>(kernel), N * C, g.src_h, g.src_w, L, &grid);
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kThreads, 0, stream>>>(g, static_cast<int32_t>(C), sy, static_cast<int32_t>(W), N * C, dst);
+  return cudaGetLastError();
+}
+
+template <typename T, typename Acc>
+cudaError_t replicate(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t W, T* dst,
+                      cudaStream_t stream, bool* launched) {
+  *launched = false;
+  const int sy = nearest_ratio<Acc>(p, p.h), sx = nearest_ratio<Acc>(p, p.w);
+  if (sy <= 0) return cudaSuccess;
+  switch (sx) {
+    case 1: return launch_replicate<1>(g, sy, N, C, W, dst, stream, launched);
+    case 2: return launch_replicate<2>(g, sy, N, C, W, dst, stream, launched);
+    case 4: return launch_replicate<4>(g, sy, N, C, W, dst, stream, launched);
+    case 8: return launch_replicate<8>(g, sy, N, C, W, dst, stream, launched);
+    default: return cudaSuccess;
+  }
+}
+
+// pick_kernel<SX> for the backward of F.interpolate's parameters `p` when its factors and
+// layout allow (grad_output rows dense and every load aligned, grad_input rows whole 16-byte
+// stores); else *launched = false.
+template <int SX, typename T, typename Acc>
+cudaError_t launch_pick(const Gather<T, Acc>& g, int sy, int oy, int ox, int64_t N, int64_t C, int64_t IH,
+                        int64_t IW, T* dst, cudaStream_t stream, bool* launched) {
+  constexpr int E = 16 / static_cast<int>(sizeof(T)), L = E / SX;
+  *launched = false;
+  if constexpr (L >= 1) {
+    *launched = g.stride[3] == 1 && g.stride[2] % L == 0 && (N == 1 || g.stride[0] % L == 0) &&
+                (C == 1 || g.stride[1] % L == 0) && reinterpret_cast<uintptr_t>(g.src) % (L * sizeof(T)) == 0 &&
+                IW % E == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+    if (!*launched) return cudaSuccess;
+    const auto kernel = pick_kernel<SX, T, Acc>;
+    dim3 grid;
+    if (cudaError_t e = row_kernel_grid(reinterpret_cast<const void*>(kernel), N * C, IH, IW, E, &grid);
+        e != cudaSuccess)
+      return e;
+    kernel<<<grid, kThreads, 0, stream>>>(g, static_cast<int32_t>(C), sy, oy, ox, static_cast<int32_t>(IH),
+                                          static_cast<int32_t>(IW), N * C, dst);
+    return cudaGetLastError();
+  }
+  return cudaSuccess;
+}
+
+template <typename T, typename Acc>
+cudaError_t pick(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, T* dst, cudaStream_t stream,
+                 bool* launched) {
+  *launched = false;
+  const int ry = nearest_ratio<Acc>(p, p.h), rx = nearest_ratio<Acc>(p, p.w);
+  // Downscales (or equal lengths) on both axes: the factors and the offsets of the picks.
+  if (ry == 0 || rx == 0 || (ry > 1 || rx > 1)) return cudaSuccess;
+  const int sy = ry < 0 ? -ry : 1, sx = rx < 0 ? -rx : 1;
+  const int oy = p.coord == kHalfPixel ? sy / 2 : 0, ox = p.coord == kHalfPixel ? sx / 2 : 0;
+  switch (sx) {
+    case 1: return launch_pick<1>(g, sy, oy, ox, N, C, p.h.in, p.w.in, dst, stream, launched);
+    case 2: return launch_pick<2>(g, sy, oy, ox, N, C, p.h.in, p.w.in, dst, stream, launched);
+    case 4: return launch_pick<4>(g, sy, oy, ox, N, C, p.h.in, p.w.in, dst, stream, launched);
+    case 8: return launch_pick<8>(g, sy, oy, ox, N, C, p.h.in, p.w.in, dst, stream, launched);
+    default: return cudaSuccess;
+  }
+}
+
 // Whether pairs_kernel can read `g` and write `dst`: dense rows, every 16-byte load and
 // 8-byte store aligned (the table conditions are pairs_axis's).
 template <typename T, typename Acc>
@@ -1404,6 +1594,14 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
   // Upscaling resamples along W first (fewer window rows than tile rows), downscaling along
   // H first (fewer tile rows than window rows).
   const bool w_first = span_y <= 1.0;
+  // Nearest upscales by powers of two (and same-size nearest): replicate_kernel.
+  if constexpr (TY == 1 && TX == 1) {
+    if (src.own != nullptr) {
+      bool launched = false;
+      if (cudaError_t e = replicate(g, *src.own, N, C, W, dst, stream, &launched); e != cudaSuccess || launched)
+        return e;
+    }
+  }
   // Downscaling one-tap tables (nearest): nothing to share through a window, so the one-tap
   // kernel (and H-first staged tiles always have two or more taps per row).
   if constexpr (TY == 1 && TX == 1) {
@@ -1511,8 +1709,14 @@ cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g
   using Acc = typename OpMath<T>::type;
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  if (cudaError_t e = build_tables<Acc>(p, L, ws, true, stream); e != cudaSuccess) return e;
   const Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
+  // Nearest downscales by powers of two (and same-size nearest): pick_kernel, no tables.
+  if (!channels_last && geo.c < INT32_MAX && narrow_offsets(g)) {
+    bool launched = false;
+    if (cudaError_t e = pick(g, p, geo.n, geo.c, grad_input, stream, &launched); e != cudaSuccess || launched)
+      return e;
+  }
+  if (cudaError_t e = build_tables<Acc>(p, L, ws, true, stream); e != cudaSuccess) return e;
   return gather(g, TableSource{}, geo.n, geo.c, p.h.in, p.w.in, channels_last, grad_input, stream);
 }
 
