@@ -1463,31 +1463,57 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
 
 // Launches a ring kernel (halving_kernel, doubling_kernel), whose warps own R consecutive
 // rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (blocks of
-// `cols` output columns across W). R: the most, up to r_max (a warp resamples NW - 1 or
-// TT - 2 rows along W before its first output), without warps past the rows, and with blocks
-// enough over all planes to fill the resident blocks; each block loops over planes.
+// `cols` output columns across W); each block loops over the planes blockIdx.z + k gz.
+// R (2..r_max) and gz: one wave of blocks (gx gy gz within the resident blocks), with the
+// fewest estimated row times: the planes a block loops over times its rows (R, plus
+// `prologue`, the loop rows' worth of work before a warp's first output, plus one row per
+// plane for its fetch-ahead pipeline to refill), over the fraction of the resident blocks
+// the grid fills. Ties keep the larger R. With many planes this is R = r_max and blocks
+// looping over planes; with few (C = 3), more and shorter blocks that fill the device. Where
+// no wave holds one plane's blocks, R = r_max and every block loops over all planes.
+// Measured on the H200 at (1, 3, 1080, 1920) (harness): several blocks per SM idle or a
+// second wave of a few blocks cost up to 25% (bicubic-antialias float16 0.5x 21.7 -> 16.3
+// us); at (8, 64, 256, 256) grids of many waves of 2-row warps took 2.6x as long.
 // `smem_of(R)`: the block's shared memory. gy <= 65535: launch_gather routes H <= 65535 * 16
 // here, and R >= 2 keeps gy <= rows / 16.
 template <typename T, typename Acc, typename SmemOf>
 cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t, int32_t, int64_t, int32_t, T*),
                         const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
-                        int64_t cols, int64_t rows, int r_max, SmemOf smem_of, T* dst, cudaStream_t stream) {
+                        int64_t cols, int64_t rows, int r_max, double prologue, SmemOf smem_of, T* dst,
+                        cudaStream_t stream) {
   constexpr int kWarps = kThreads / 32;
   const int64_t planes = N * C, gx = (W + cols - 1) / cols;
-  int r = r_max;
-  while (r > 2 && kWarps * static_cast<int64_t>(r) > rows) r /= 2;
-  int64_t resident = 0, gy = 0;
-  for (;; r /= 2) {
-    if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r), &resident);
-        e != cudaSuccess)
-      return e;
-    gy = (rows + kWarps * r - 1) / (kWarps * r);
-    if (r == 2 || gx * gy * planes >= resident) break;
+  // Shared memory grows with R: r_max's resident blocks hold for every R.
+  int64_t resident = 0;
+  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r_max), &resident);
+      e != cudaSuccess)
+    return e;
+  const int64_t z_max = std::min<int64_t>(planes, 65535);
+  const int r_top = static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(r_max, (rows + kWarps - 1) / kWarps)));
+  double best = -1.0;
+  int r_best = r_top;
+  int64_t gy_best = (rows + kWarps * r_top - 1) / (kWarps * r_top), gz_best = 1;
+  for (int r = r_top; r >= 2; --r) {
+    const int64_t gy = (rows + kWarps * r - 1) / (kWarps * r);
+    if (gx * gy > resident) break;  // smaller R: more blocks per plane
+    // The most planes at once, then k = 1..8 planes per block.
+    for (int k = 0; k <= 8; ++k) {
+      const int64_t gz = std::min<int64_t>(k == 0 ? resident / (gx * gy) : (planes + k - 1) / k, z_max);
+      if (gz < 1 || gx * gy * gz > resident) continue;
+      const int64_t loops = (planes + gz - 1) / gz;
+      const double t = static_cast<double>(loops) * (r + prologue + 1.0) * static_cast<double>(resident) /
+                       static_cast<double>(gx * gy * gz);
+      if (best < 0 || t < best) {
+        best = t;
+        r_best = r;
+        gy_best = gy;
+        gz_best = gz;
+      }
+    }
   }
-  const int64_t gz = std::min<int64_t>(std::min<int64_t>(planes, (resident + gx * gy - 1) / (gx * gy)), 65535);
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  kernel<<<grid, kThreads, smem_of(r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
-                                                 static_cast<int32_t>(W), planes, r, dst);
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy_best), static_cast<unsigned>(gz_best));
+  kernel<<<grid, kThreads, smem_of(r_best), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                                      static_cast<int32_t>(W), planes, r_best, dst);
   return cudaGetLastError();
 }
 
@@ -1495,7 +1521,9 @@ template <int TT, typename T, typename Acc>
 cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                            cudaStream_t stream) {
   constexpr int kCols = 32 * (kPairLoad<T> / 2), kWarps = kThreads / 32;
-  return launch_ring(halving_kernel<TT, T, Acc>, g, p, N, C, H, W, kCols, H, 16,
+  // Prologue: TT - 2 input rows resampled along W, about 0.4 of an output row's work each
+  // (a loop row fetches and resamples 2, then sums along H and stores).
+  return launch_ring(halving_kernel<TT, T, Acc>, g, p, N, C, H, W, kCols, H, 16, 0.4 * (TT - 2),
                      [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, dst, stream);
 }
 
@@ -1515,7 +1543,8 @@ cudaError_t launch_doubling(const Gather<T, Acc>& g, const Params& p, int64_t N,
                             T* dst, cudaStream_t stream) {
   constexpr int kCols = 2 * 32 * kDoublingCols, kWarps = kThreads / 32;
   // R counts input rows.
-  return launch_ring(doubling_kernel<TT, NW, T, Acc>, g, p, N, C, H, W, kCols, g.src_h, 64,
+  // Prologue: NW - 1 input rows resampled along W, about 0.4 of a loop row's work each.
+  return launch_ring(doubling_kernel<TT, NW, T, Acc>, g, p, N, C, H, W, kCols, g.src_h, 64, 0.4 * (NW - 1),
                      [](int r) { return static_cast<size_t>(kCols + 2 * kWarps * r) * NW * sizeof(Acc); }, dst,
                      stream);
 }
