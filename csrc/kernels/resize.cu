@@ -1342,24 +1342,6 @@ cudaError_t launch_one_tap(const Gather<T, Acc>& g, const Params* own, int64_t N
   return cudaGetLastError();
 }
 
-// F.interpolate's nearest along axis `a` when out / in or in / out is a power of two s up to
-// 8 and the float step (pytorch_nearest_index's rf) is exactly in / out: d rf and
-// (d + 0.5) rf are then exact (lengths below 2^23), so output d reads input d / s
-// (upscaling) or d s + o (downscaling; o = s / 2 for nearest-exact's half-pixel
-// coordinates, else 0). Returns s for out = s in (1: equal lengths), -s for in = s out, else 0.
-template <typename Acc>
-int nearest_ratio(const Params& p, const Axis& a) {
-  if (!p.pytorch || p.mode != kNearest || p.coord == kAlignCorners || a.in <= 0 || a.out <= 0 ||
-      std::max(a.in, a.out) >= (int64_t{1} << 23))
-    return 0;
-  const bool up = a.out >= a.in;
-  const int64_t s = up ? a.out / a.in : a.in / a.out;
-  if ((up ? a.out % a.in : a.in % a.out) != 0 || (s != 1 && s != 2 && s != 4 && s != 8)) return 0;
-  const float rf = static_cast<float>(pytorch_step<Acc>(a, false));
-  if (rf != (up ? 1.0f / static_cast<float>(s) : static_cast<float>(s))) return 0;
-  return up ? static_cast<int>(s) : -static_cast<int>(s);
-}
-
 // replicate_kernel<SX> for F.interpolate's parameters `p` when its factors and layout allow
 // (dense rows, every load and 16-byte store aligned); else *launched = false.
 template <int SX, typename T, typename Acc>
@@ -1463,19 +1445,9 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
 
 // Launches a ring kernel (halving_kernel, doubling_kernel), whose warps own R consecutive
 // rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (blocks of
-// `cols` output columns across W); each block loops over the planes blockIdx.z + k gz.
-// R (2..r_max) and gz: one wave of blocks (gx gy gz within the resident blocks), with the
-// fewest estimated row times: the planes a block loops over times its rows (R, plus
-// `prologue`, the loop rows' worth of work before a warp's first output, plus one row per
-// plane for its fetch-ahead pipeline to refill), over the fraction of the resident blocks
-// the grid fills. Ties keep the larger R. With many planes this is R = r_max and blocks
-// looping over planes; with few (C = 3), more and shorter blocks that fill the device. Where
-// no wave holds one plane's blocks, R = r_max and every block loops over all planes.
-// Measured on the H200 at (1, 3, 1080, 1920) (harness): several blocks per SM idle or a
-// second wave of a few blocks cost up to 25% (bicubic-antialias float16 0.5x 21.7 -> 16.3
-// us); at (8, 64, 256, 256) grids of many waves of 2-row warps took 2.6x as long.
-// `smem_of(R)`: the block's shared memory. gy <= 65535: launch_gather routes H <= 65535 * 16
-// here, and R >= 2 keeps gy <= rows / 16.
+// `cols` output columns across W); each block loops over the planes blockIdx.z + k gz. R and
+// gz: ring_grid (one wave of blocks). `smem_of(R)`: the block's shared memory. gy <= 65535:
+// launch_gather routes H <= 65535 * 16 here, and R >= 2 keeps gy <= rows / 16.
 template <typename T, typename Acc, typename SmemOf>
 cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t, int32_t, int64_t, int32_t, T*),
                         const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
@@ -1488,32 +1460,10 @@ cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t,
   if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r_max), &resident);
       e != cudaSuccess)
     return e;
-  const int64_t z_max = std::min<int64_t>(planes, 65535);
-  const int r_top = static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(r_max, (rows + kWarps - 1) / kWarps)));
-  double best = -1.0;
-  int r_best = r_top;
-  int64_t gy_best = (rows + kWarps * r_top - 1) / (kWarps * r_top), gz_best = 1;
-  for (int r = r_top; r >= 2; --r) {
-    const int64_t gy = (rows + kWarps * r - 1) / (kWarps * r);
-    if (gx * gy > resident) break;  // smaller R: more blocks per plane
-    // The most planes at once, then k = 1..8 planes per block.
-    for (int k = 0; k <= 8; ++k) {
-      const int64_t gz = std::min<int64_t>(k == 0 ? resident / (gx * gy) : (planes + k - 1) / k, z_max);
-      if (gz < 1 || gx * gy * gz > resident) continue;
-      const int64_t loops = (planes + gz - 1) / gz;
-      const double t = static_cast<double>(loops) * (r + prologue + 1.0) * static_cast<double>(resident) /
-                       static_cast<double>(gx * gy * gz);
-      if (best < 0 || t < best) {
-        best = t;
-        r_best = r;
-        gy_best = gy;
-        gz_best = gz;
-      }
-    }
-  }
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy_best), static_cast<unsigned>(gz_best));
-  kernel<<<grid, kThreads, smem_of(r_best), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
-                                                      static_cast<int32_t>(W), planes, r_best, dst);
+  const RingGrid rg = ring_grid(rows, gx, planes, resident, r_max, prologue, kWarps);
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(rg.gy), static_cast<unsigned>(rg.gz));
+  kernel<<<grid, kThreads, smem_of(rg.r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+                                                    static_cast<int32_t>(W), planes, rg.r, dst);
   return cudaGetLastError();
 }
 

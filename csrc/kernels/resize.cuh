@@ -551,6 +551,67 @@ TWIN_HD Gather<T, Acc> backward_gather(const Params& p, const Tables<Acc>& t, co
                         t.iweight[1], t.inv_taps[1], Acc(0)};
 }
 
+// F.interpolate's nearest along axis `a` when out / in or in / out is a power of two s up to
+// 8 and the float step (pytorch_nearest_index's rf) is exactly in / out: d rf and
+// (d + 0.5) rf are then exact (lengths below 2^23), so output d reads input d / s
+// (upscaling) or d s + o (downscaling; o = s / 2 for nearest-exact's half-pixel
+// coordinates, else 0). Returns s for out = s in (1: equal lengths), -s for in = s out, else 0.
+template <typename Acc>
+inline int nearest_ratio(const Params& p, const Axis& a) {
+  if (!p.pytorch || p.mode != kNearest || p.coord == kAlignCorners || a.in <= 0 || a.out <= 0 ||
+      (a.in > a.out ? a.in : a.out) >= (int64_t{1} << 23))
+    return 0;
+  const bool up = a.out >= a.in;
+  const int64_t s = up ? a.out / a.in : a.in / a.out;
+  if ((up ? a.out % a.in : a.in % a.out) != 0 || (s != 1 && s != 2 && s != 4 && s != 8)) return 0;
+  const float rf = static_cast<float>(pytorch_step<Acc>(a, false));
+  if (rf != (up ? 1.0f / static_cast<float>(s) : static_cast<float>(s))) return 0;
+  return up ? static_cast<int>(s) : -static_cast<int>(s);
+}
+
+// The grid of a ring kernel (resize.cu's launch_ring): R rows per warp (2..r_max) and gz
+// plane slots, for `rows` rows in blocks of `warps` warps, gx blocks across W, `planes`
+// planes and `resident` blocks resident at once. One wave of blocks (gx gy gz <= resident)
+// with the fewest estimated row times: the planes a block loops over times its rows (R,
+// plus `prologue`, the loop rows' worth of work before a warp's first output, plus one row
+// per plane for its fetch-ahead pipeline to refill), over the fraction of the resident
+// blocks the grid fills. Ties keep the larger R. With many planes this is R = r_max and
+// blocks looping over planes; with few (C = 3), more and shorter blocks that fill the
+// device. Where no wave holds one plane's blocks: R = r_max (or the rows' worth), gz = 1.
+// Measured on the H200 at (1, 3, 1080, 1920) (harness): a second wave of a few blocks, or
+// blocks looping over 2 of 3 planes, cost up to 25% (bicubic-antialias float16 0.5x 21.7 ->
+// 16.3 us); at (8, 64, 256, 256) many waves of 2-row warps took 2.6x as long.
+struct RingGrid {
+  int r;
+  int64_t gy, gz;
+};
+inline RingGrid ring_grid(int64_t rows, int64_t gx, int64_t planes, int64_t resident, int r_max, double prologue,
+                          int warps) {
+  const int64_t z_max = planes < 65535 ? planes : 65535;
+  const int64_t r_rows = (rows + warps - 1) / warps;
+  const int r_top = static_cast<int>(r_rows < r_max ? (r_rows > 2 ? r_rows : 2) : r_max);
+  RingGrid best{r_top, (rows + int64_t{warps} * r_top - 1) / (int64_t{warps} * r_top), 1};
+  double best_t = -1.0;
+  for (int r = r_top; r >= 2; --r) {
+    const int64_t gy = (rows + int64_t{warps} * r - 1) / (int64_t{warps} * r);
+    if (gx * gy > resident) break;  // smaller R: more blocks per plane
+    // The most planes at once, then k = 1..8 planes per block.
+    for (int k = 0; k <= 8; ++k) {
+      int64_t gz = k == 0 ? resident / (gx * gy) : (planes + k - 1) / k;
+      gz = gz < z_max ? gz : z_max;
+      if (gz < 1 || gx * gy * gz > resident) continue;
+      const int64_t loops = (planes + gz - 1) / gz;
+      const double t = static_cast<double>(loops) * (r + prologue + 1.0) * static_cast<double>(resident) /
+                       static_cast<double>(gx * gy * gz);
+      if (best_t < 0 || t < best_t) {
+        best_t = t;
+        best = RingGrid{r, gy, gz};
+      }
+    }
+  }
+  return best;
+}
+
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 // CUDA launchers. `L` = workspace_layout(p, sizeof(opmath), backward); `workspace` holds
 // L.bytes device bytes. Outputs are dense: NCHW, or NHWC when `channels_last`. They return
