@@ -393,12 +393,23 @@ def test_interpolate_nearest_downscale_computes_own_entries(dtype, kw):
     # output must equal the CPU op's and ATen's CUDA kernel's bit for bit (all three only copy
     # input elements, chosen by the same float32 arithmetic).
     x = random_input((2, 3, 97, 203), dtype, "cuda")
+    _check_nearest(x, kw, launched=("one_tap_kernel<true",), not_launched=("build_tables",))
+
+
+def _check_nearest(x, kw, launched=(), not_launched=()):
+    """twinops.interpolate(x, **kw) launches each kernel of `launched` and none of
+    `not_launched` (torch.profiler names), and its output equals the CPU op's and ATen's CUDA
+    kernel's bit for bit (nearest only copies input elements, chosen by the same float32
+    arithmetic). Returns the output."""
     names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
-    assert any("one_tap_kernel<true" in n for n in names), names
-    assert not any("build_tables" in n for n in names), names
+    for kernel in launched:
+        assert any(kernel in n for n in names), (kernel, names)
+    for kernel in not_launched:
+        assert not any(kernel in n for n in names), (kernel, names)
     out = twinops.interpolate(x, **kw)
     torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
     torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
+    return out
 
 
 # F.interpolate's nearest by powers of two: out = s in on both axes (s = 1 keeps an axis).
@@ -420,12 +431,7 @@ def test_interpolate_nearest_power_of_two_upscale_replicates(dtype, kw):
     # replicate_kernel: each input element written to its s x s outputs, no tables. Its
     # output must equal the CPU op's and ATen's CUDA kernel's bit for bit.
     x = random_input((2, 3, 49, 104), dtype, "cuda")
-    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
-    assert any("replicate_kernel" in n for n in names), names
-    assert not any("build_tables" in n for n in names), names
-    out = twinops.interpolate(x, **kw)
-    torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
-    torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
+    _check_nearest(x, kw, launched=("replicate_kernel",), not_launched=("build_tables",))
 
 
 @cuda
@@ -439,11 +445,7 @@ def test_interpolate_nearest_power_of_two_upscale_replicates(dtype, kw):
 ], ids=["3x", "up-and-down", "misaligned", "odd-width", "inexact-step"])
 def test_nearest_upscale_outside_replicate_kernel(kw, shape, cols):
     x = random_input(shape, torch.float16, "cuda")[..., cols]
-    names = _cuda_kernel_names(lambda: twinops.interpolate(x, **kw))
-    assert not any("replicate_kernel" in n for n in names), names
-    out = twinops.interpolate(x, **kw)
-    torch.testing.assert_close(out.cpu(), twinops.interpolate(x.cpu(), **kw), rtol=0, atol=0)
-    torch.testing.assert_close(out, F.interpolate(x, **kw), rtol=0, atol=0)
+    out = _check_nearest(x, kw, not_launched=("replicate_kernel",))
     if kw["scale_factor"] == 2.0000001:
         assert out.shape[-2:] == (98, 208)
         assert not torch.equal(out, x.repeat_interleave(2, -2).repeat_interleave(2, -1))
