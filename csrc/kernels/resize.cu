@@ -867,6 +867,12 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
   });
 }
 
+// The type of one aligned load of kBytes (2, 4, 8 or 16) bytes.
+template <size_t kBytes>
+using RawLoad = std::conditional_t<
+    kBytes == 16, uint4,
+    std::conditional_t<kBytes == 8, uint2, std::conditional_t<kBytes == 4, unsigned, unsigned short>>>;
+
 // Nearest upscales by whole powers of two (F.interpolate's nearest and nearest-exact with
 // out = s in on both axes, s in {1, 2, 4, 8}, the step exactly 1 / s: nearest_ratio) of
 // NCHW tensors: output (y, x) is input (y / sy, x / SX), computed as the gather computes it
@@ -882,9 +888,7 @@ __global__ void __launch_bounds__(kThreads) replicate_kernel(Gather<T, Acc> g, i
   constexpr int L = kReplicateLoad<SX, T>, kOut = L * SX;
   constexpr int kStores = kOut * static_cast<int>(sizeof(T)) / 16;
   static_assert(kStores * 16 == kOut * static_cast<int>(sizeof(T)), "whole 16-byte stores");
-  using Load = std::conditional_t<L * sizeof(T) == 16, uint4,
-                                  std::conditional_t<L * sizeof(T) == 8, uint2,
-                                                     std::conditional_t<L * sizeof(T) == 4, unsigned, unsigned short>>>;
+  using Load = RawLoad<L * sizeof(T)>;
   static_assert(sizeof(Load) == L * sizeof(T), "one load of 2, 4, 8 or 16 bytes");
   const int32_t c0 = (blockIdx.x * 32 + threadIdx.x % 32) * L;  // first input column
   if (c0 >= g.src_w) return;                                      // src_w is a multiple of L
@@ -928,9 +932,7 @@ __global__ void __launch_bounds__(kThreads) pick_kernel(Gather<T, Acc> g, int32_
                                                         T* __restrict__ dst) {
   constexpr int E = 16 / static_cast<int>(sizeof(T)), L = E / SX;
   static_assert(L >= 1 && L * SX == E, "a lane's columns pick whole grad_output elements");
-  using Load = std::conditional_t<L * sizeof(T) == 16, uint4,
-                                  std::conditional_t<L * sizeof(T) == 8, uint2,
-                                                     std::conditional_t<L * sizeof(T) == 4, unsigned, unsigned short>>>;
+  using Load = RawLoad<L * sizeof(T)>;
   static_assert(sizeof(Load) == L * sizeof(T), "one load of 2, 4, 8 or 16 bytes");
   const int32_t j0 = (blockIdx.x * 32 + threadIdx.x % 32) * E;  // first grad_input column
   if (j0 >= IW) return;                                          // IW is a multiple of E
