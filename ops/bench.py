@@ -613,6 +613,45 @@ def format_rows(rows: Sequence[Row]) -> List[List[str]]:
     return cells
 
 
+# The speed targets of issue 2 (on an H200): every forward at >= 60% of the HBM floor, every
+# deterministic backward at >= 30%, and the bicubic 2x backward >= 3x (float32) and >= 10x
+# (float16) faster than F.interpolate's.
+TARGET_PCT = {"forward": 60.0, "backward": 30.0}
+BICUBIC_BACKWARD_SPEEDUP = {"float32": 3.0, "float16": 10.0}
+
+
+def target_lines(rows: Sequence[Row]) -> List[str]:
+    """Where ``rows`` stand against the speed targets, one line per input shape and pass:
+    how many reach the pass's % of the floor and which do not (with the copy's % where a
+    device-to-device copy of the case's bytes stays under the target too: no kernel that
+    moves those bytes reaches it at that size); then the bicubic 2x backward's speed-up per
+    dtype with a target. Rows without a time (errors, mismatches) are left out."""
+    out = []
+    shapes = list(dict.fromkeys(r.case.shape for r in rows))
+    for shape in shapes:
+        for direction, target in TARGET_PCT.items():
+            timed = [r for r in rows
+                     if r.case.shape == shape and r.case.direction == direction and r.twinops_pct is not None]
+            if not timed:
+                continue
+            below = [r for r in timed if r.twinops_pct < target]
+            line = (f"{direction}s at {'x'.join(map(str, shape))}: {len(timed) - len(below)} of {len(timed)} reach "
+                    f"{target:g}% of the floor")
+            if below:
+                line += "; below: " + ", ".join(
+                    f"{r.case.mode} {r.case.dtype} {_fmt_scale(r.case.scale)} {r.twinops_pct:.0f}%"
+                    + (f" (copy {r.copy_pct:.0f}%)" if r.copy_pct is not None and r.copy_pct < target else "")
+                    for r in below)
+            out.append(line)
+    for r in rows:
+        c = r.case
+        need = BICUBIC_BACKWARD_SPEEDUP.get(c.dtype)
+        if need and c.mode == "bicubic" and c.scale == 2.0 and c.direction == "backward" and r.speedup is not None:
+            out.append(f"bicubic {c.dtype} 2x backward at {'x'.join(map(str, c.shape))}: {r.speedup:.1f}x "
+                       f"F.interpolate's speed ({'meets' if r.speedup >= need else 'below'} the {need:g}x target)")
+    return out
+
+
 def header_lines(meta: dict) -> List[str]:
     """Human-readable header: GPU, versions, date, copy bandwidth, timing method."""
     flush = "L2 flushed before each" if meta.get("l2_flush") else "no L2 flush"
@@ -636,6 +675,11 @@ def to_markdown(meta: dict, rows: Sequence[Row]) -> str:
     out.append("|" + "|".join("---" if i < 5 or i == len(COLUMNS) - 1 else "---:" for i in range(len(COLUMNS))) + "|")
     for cells in format_rows(rows):
         out.append("| " + " | ".join(cells) + " |")
+    targets = target_lines(rows)
+    if targets:
+        out.append("")
+        out.append("Targets:")
+        out.extend(f"- {line}" for line in targets)
     problems = [r for r in rows if r.detail]
     if problems:
         out.append("")
@@ -659,6 +703,7 @@ def render_text(meta: dict, rows: Sequence[Row]) -> str:
     out += [line(r) for r in cells]
     out += [f"{r.case.mode} {r.case.dtype} {'x'.join(map(str, r.case.shape))} {_fmt_scale(r.case.scale)} "
             f"{r.case.direction}: {r.detail}" for r in rows if r.detail]
+    out += [f"target: {line}" for line in target_lines(rows)]
     return "\n".join(out) + "\n"
 
 
@@ -689,6 +734,8 @@ def print_table(meta: dict, rows: Sequence[Row], file=None) -> None:
             c = r.case
             console.print(f"{c.mode} {c.dtype} {'x'.join(map(str, c.shape))} {_fmt_scale(c.scale)} {c.direction}: "
                           f"{r.detail}", highlight=False, markup=False, soft_wrap=True)
+    for line in target_lines(rows):
+        console.print(f"target: {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -186,10 +186,46 @@ def test_text_and_rich_output(capsys):
     table_lines = text.splitlines()[len(bench.header_lines(META)) + 1:]
     assert table_lines[0].split() == "mode dtype input scale pass floor ms copy % floor F.interpolate ms F % floor " \
                                      "twinops ms twinops % floor speed-up check".split()
-    assert len(table_lines) == 2 + len(rows)
+    assert len(table_lines) == 2 + len(rows) + 1
+    assert table_lines[-1].startswith("target: forwards at 1x3x1080x1920: 0 of 2 reach 60% of the floor; below: ")
     bench.print_table(META, rows)  # rich when installed, else the text above; must not squeeze columns
     out = capsys.readouterr().out
     assert "Test GPU" in out and "bicubic-antialias" in out and "F.interpolate ms" in out
+    assert "target: forwards at 1x3x1080x1920: 0 of 2 reach 60%" in out
+
+
+def _row_at(pct, copy_pct=100.0, **kw):
+    """A row whose twinops time is `pct` % of its floor and whose copy reaches `copy_pct` %."""
+    r = _row(**kw)
+    r.twinops_ms = r.floor_ms * 100.0 / pct
+    r.copy_ms = r.floor_ms * 100.0 / copy_pct
+    return r
+
+
+def test_target_lines():
+    big = (8, 64, 256, 256)
+    rows = [
+        _row_at(79, shape=big),
+        _row_at(58, mode="bicubic-antialias", scale=0.5, shape=big, copy_pct=89),  # below, the copy is not
+        _row_at(42, mode="bilinear", scale=0.5, copy_pct=51),  # 1080p: below, and so is the copy
+        _row_at(61, mode="nearest"),
+        _row_at(33, direction="backward", shape=big, torch_ms=1.0),
+        _row_at(29, direction="backward", dtype="float16", shape=big, torch_ms=1.0),
+        _row(direction="backward", status=bench.STATUS_ERROR, twinops_ms=None, shape=big),  # not timed: left out
+    ]
+    rows[4].torch_ms = rows[4].twinops_ms * 5.0  # bicubic float32 2x backward: 5x F.interpolate
+    rows[5].torch_ms = rows[5].twinops_ms * 4.0  # float16: 4x, below its 10x target
+    lines = bench.target_lines(rows)
+    assert lines == [
+        "forwards at 8x64x256x256: 1 of 2 reach 60% of the floor; below: bicubic-antialias float32 0.5x 58%",
+        "backwards at 8x64x256x256: 1 of 2 reach 30% of the floor; below: bicubic float16 2x 29%",
+        "forwards at 1x3x1080x1920: 1 of 2 reach 60% of the floor; below: bilinear float32 0.5x 42% (copy 51%)",
+        "bicubic float32 2x backward at 8x64x256x256: 5.0x F.interpolate's speed (meets the 3x target)",
+        "bicubic float16 2x backward at 8x64x256x256: 4.0x F.interpolate's speed (below the 10x target)",
+    ]
+    md = bench.to_markdown(META, rows)
+    assert "Targets:\n- forwards at 8x64x256x256: 1 of 2" in md
+    assert bench.target_lines([]) == []
 
 
 # --- the pipeline on a CPU device ------------------------------------------------------
