@@ -8,12 +8,13 @@
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
 planes per block, odd widths, misaligned and row-padded views, wide windows, nearest by
-powers of two) in every dtype, and ONNX's nearest downscale. ``--quick`` runs only seven cases: four of the shared-memory pipeline (many planes per
-block, a misaligned float16 view, a row-padded float16 view of an odd width, a downscale), a
-nearest downscale (the one-tap kernel; its backward gathers through tiles) and float16
-bicubic 0.5x and 2x (halving_kernel and doubling_kernel: table entries in shared memory
-behind one barrier), forward and backward: racecheck and synccheck are slow. Prints
-'sanitize: N cases' at the end.
+powers of two) in every dtype, and ONNX's nearest downscale. ``--quick`` runs only seven
+cases: four of the shared-memory pipeline (many planes per block, a misaligned float16
+view, a row-padded float16 view of an odd width, a downscale), a nearest downscale (the
+one-tap kernel; its backward gathers through tiles) and float16 bicubic 0.5x and 2x
+(halving_kernel and doubling_kernel: table entries in shared memory behind one barrier),
+forward and backward: racecheck and synccheck are slow. Prints 'sanitize: N cases' at the
+end.
 """
 import argparse
 
