@@ -37,7 +37,8 @@ PIPELINE = [(torch.float32, (2, 300, 6, 9), slice(None), dict(mode="bicubic", sc
             (torch.float16, (1, 2, 37, 304), slice(None, 301), dict(mode="bicubic", scale_factor=2.0)),
             # 0.45x: the staged tiles, not halving_kernel
             (torch.float32, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.45)),
-            (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.5)),
+            # 0.45x: not a power of two, so the backward gathers through tiles (not pick_kernel)
+            (torch.float16, (1, 3, 64, 256), slice(None), dict(mode="nearest", scale_factor=0.45)),
             (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=0.5)),
             (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=2.0))]
 
