@@ -18,7 +18,9 @@ A benchmark, not a test. For every case (mode x dtype x scale x shape x pass) it
 4. times a device-to-device copy of the case's bytes the same way (``copy % floor``):
    what a kernel that only moves those bytes reaches. For small cases this is well
    under 100% (launch latency, ramp-up and the flushed L2 weigh more), so it shows
-   how far the floor can be approached at that size.
+   how far the floor can be approached at that size;
+5. after the table, ``target:`` lines: where the run stands against issue 2's speed
+   targets (``target_lines``).
 
 What is timed:
 
@@ -590,6 +592,16 @@ def _fmt_scale(s: float) -> str:
     return f"{s:g}x"
 
 
+def _fmt_shape(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def _detail_lines(rows: Sequence[Row]) -> List[str]:
+    """``<mode> <dtype> <shape> <scale> <pass>: <detail>`` for each row with a detail."""
+    return [f"{r.case.mode} {r.case.dtype} {_fmt_shape(r.case.shape)} {_fmt_scale(r.case.scale)} "
+            f"{r.case.direction}: {r.detail}" for r in rows if r.detail]
+
+
 def format_rows(rows: Sequence[Row]) -> List[List[str]]:
     """The table cells, one list of strings per row, in ``COLUMNS`` order."""
     cells = []
@@ -598,7 +610,7 @@ def format_rows(rows: Sequence[Row]) -> List[List[str]]:
         cells.append([
             c.mode,
             c.dtype,
-            "x".join(str(d) for d in c.shape),
+            _fmt_shape(c.shape),
             _fmt_scale(c.scale),
             "fwd" if c.direction == "forward" else "bwd",
             _fmt_ms(r.floor_ms),
@@ -635,7 +647,7 @@ def target_lines(rows: Sequence[Row]) -> List[str]:
             if not timed:
                 continue
             below = [r for r in timed if r.twinops_pct < target]
-            line = (f"{direction}s at {'x'.join(map(str, shape))}: {len(timed) - len(below)} of {len(timed)} reach "
+            line = (f"{direction}s at {_fmt_shape(shape)}: {len(timed) - len(below)} of {len(timed)} reach "
                     f"{target:g}% of the floor")
             if below:
                 line += "; below: " + ", ".join(
@@ -647,7 +659,7 @@ def target_lines(rows: Sequence[Row]) -> List[str]:
         c = r.case
         need = BICUBIC_BACKWARD_SPEEDUP.get(c.dtype)
         if need and c.mode == "bicubic" and c.scale == 2.0 and c.direction == "backward" and r.speedup is not None:
-            out.append(f"bicubic {c.dtype} 2x backward at {'x'.join(map(str, c.shape))}: {r.speedup:.1f}x "
+            out.append(f"bicubic {c.dtype} 2x backward at {_fmt_shape(c.shape)}: {r.speedup:.1f}x "
                        f"F.interpolate's speed ({'meets' if r.speedup >= need else 'below'} the {need:g}x target)")
     return out
 
@@ -680,13 +692,10 @@ def to_markdown(meta: dict, rows: Sequence[Row]) -> str:
         out.append("")
         out.append("Targets:")
         out.extend(f"- {line}" for line in targets)
-    problems = [r for r in rows if r.detail]
-    if problems:
+    details = _detail_lines(rows)
+    if details:
         out.append("")
-        for r in problems:
-            c = r.case
-            out.append(f"- {c.mode} {c.dtype} {'x'.join(map(str, c.shape))} {_fmt_scale(c.scale)} {c.direction}: "
-                       f"{r.detail}")
+        out.extend(f"- {line}" for line in details)
     return "\n".join(out) + "\n"
 
 
@@ -701,8 +710,7 @@ def render_text(meta: dict, rows: Sequence[Row]) -> str:
 
     out = header_lines(meta) + ["", line(COLUMNS), line(["-" * w for w in widths])]
     out += [line(r) for r in cells]
-    out += [f"{r.case.mode} {r.case.dtype} {'x'.join(map(str, r.case.shape))} {_fmt_scale(r.case.scale)} "
-            f"{r.case.direction}: {r.detail}" for r in rows if r.detail]
+    out += _detail_lines(rows)
     out += [f"target: {line}" for line in target_lines(rows)]
     return "\n".join(out) + "\n"
 
@@ -729,13 +737,8 @@ def print_table(meta: dict, rows: Sequence[Row], file=None) -> None:
         style = "bold red" if r.status in FAILED else (None if r.status == STATUS_OK else "yellow")
         table.add_row(*row_cells, style=style)
     console.print(table)
-    for r in rows:
-        if r.detail:
-            c = r.case
-            console.print(f"{c.mode} {c.dtype} {'x'.join(map(str, c.shape))} {_fmt_scale(c.scale)} {c.direction}: "
-                          f"{r.detail}", highlight=False, markup=False, soft_wrap=True)
-    for line in target_lines(rows):
-        console.print(f"target: {line}", highlight=False, markup=False, soft_wrap=True)
+    for line in _detail_lines(rows) + [f"target: {line}" for line in target_lines(rows)]:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -834,7 +837,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_NO_CUDA
 
     def progress(i: int, n: int, case: Case) -> None:
-        print(f"\r[{i + 1}/{n}] {case.mode} {case.dtype} {'x'.join(map(str, case.shape))} "
+        print(f"\r[{i + 1}/{n}] {case.mode} {case.dtype} {_fmt_shape(case.shape)} "
               f"{_fmt_scale(case.scale)} {case.direction}".ljust(78), end="", file=sys.stderr, flush=True)
 
     meta, rows = run_benchmark(cfg, "cuda", progress if sys.stderr.isatty() else None)

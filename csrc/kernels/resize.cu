@@ -1317,6 +1317,14 @@ bool narrow_offsets(const Gather<T, Acc>& g) {
   return (g.src_h - 1) * g.stride[2] + (g.src_w - 1) * g.stride[3] < INT32_MAX;
 }
 
+// Whether every source row of every plane is dense (unit element stride) and starts at a
+// multiple of k elements (k sizeof(T) bytes): the row, ring and staged kernels' vector loads.
+template <typename T, typename Acc>
+bool aligned_rows(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t k) {
+  return g.stride[3] == 1 && g.stride[2] % k == 0 && (N == 1 || g.stride[0] % k == 0) &&
+         (C == 1 || g.stride[1] % k == 0) && reinterpret_cast<uintptr_t>(g.src) % (k * sizeof(T)) == 0;
+}
+
 // Grid of the row kernels (one_tap_kernel, pairs_kernel): a warp spans 32 * `cols` output
 // columns of a row, a block kOneTapRows rows; one resident wave, in which each block loops
 // over planes (its columns' tables stay in registers).
@@ -1350,9 +1358,7 @@ template <int SX, typename T, typename Acc>
 cudaError_t launch_replicate(const Gather<T, Acc>& g, int sy, int64_t N, int64_t C, int64_t W, T* dst,
                              cudaStream_t stream, bool* launched) {
   constexpr int L = kReplicateLoad<SX, T>;
-  *launched = g.stride[3] == 1 && g.stride[2] % L == 0 && (N == 1 || g.stride[0] % L == 0) &&
-              (C == 1 || g.stride[1] % L == 0) && reinterpret_cast<uintptr_t>(g.src) % (L * sizeof(T)) == 0 &&
-              g.src_w % L == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  *launched = aligned_rows(g, N, C, L) && g.src_w % L == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
   if (!*launched) return cudaSuccess;
   const auto kernel = replicate_kernel<SX, T, Acc>;
   dim3 grid;
@@ -1387,9 +1393,7 @@ cudaError_t launch_pick(const Gather<T, Acc>& g, int sy, int oy, int ox, int64_t
   constexpr int E = 16 / static_cast<int>(sizeof(T)), L = E / SX;
   *launched = false;
   if constexpr (L >= 1) {
-    *launched = g.stride[3] == 1 && g.stride[2] % L == 0 && (N == 1 || g.stride[0] % L == 0) &&
-                (C == 1 || g.stride[1] % L == 0) && reinterpret_cast<uintptr_t>(g.src) % (L * sizeof(T)) == 0 &&
-                IW % E == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+    *launched = aligned_rows(g, N, C, L) && IW % E == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
     if (!*launched) return cudaSuccess;
     const auto kernel = pick_kernel<SX, T, Acc>;
     dim3 grid;
@@ -1427,9 +1431,7 @@ template <typename T, typename Acc>
 bool pairs_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t W, const T* dst) {
   constexpr int G = kPairLoad<T>;
   static_assert(G / 2 * sizeof(T) == 8, "one 8-byte store per row");
-  return g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
-         (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0 && W % (G / 2) == 0 &&
-         reinterpret_cast<uintptr_t>(dst) % 8 == 0;
+  return aligned_rows(g, N, C, G) && W % (G / 2) == 0 && reinterpret_cast<uintptr_t>(dst) % 8 == 0;
 }
 
 template <typename T, typename Acc>
@@ -1485,9 +1487,7 @@ template <typename T, typename Acc>
 bool doubling_layout(const Gather<T, Acc>& g, int64_t N, int64_t C, const T* dst) {
   constexpr int IC = kDoublingCols;
   static_assert(sizeof(T) == 2, "launch_gather routes 2-byte elements here: 16-byte stores of 8 outputs");
-  return g.stride[3] == 1 && g.stride[2] % IC == 0 && (N == 1 || g.stride[0] % IC == 0) &&
-         (C == 1 || g.stride[1] % IC == 0) && reinterpret_cast<uintptr_t>(g.src) % (IC * sizeof(T)) == 0 &&
-         g.src_w % IC == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  return aligned_rows(g, N, C, IC) && g.src_w % IC == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
 }
 
 template <int TT, int NW, typename T, typename Acc>
@@ -1548,8 +1548,7 @@ cudaError_t launch_staged(const Gather<T, Acc>& g, const TableSource& src, int64
   const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(z));
   const bool vec_store = W % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % (kVec * sizeof(T)) == 0;
   // 16-byte copies need dense rows whose starts (and the window's, rounded down) are aligned.
-  const bool vec_copy = g.stride[3] == 1 && g.stride[2] % G == 0 && (N == 1 || g.stride[0] % G == 0) &&
-                        (C == 1 || g.stride[1] % G == 0) && reinterpret_cast<uintptr_t>(g.src) % 16 == 0;
+  const bool vec_copy = aligned_rows(g, N, C, G);
   kernel<<<grid, kThreads, smem, stream>>>(g, own ? *src.own : Params{}, own,
                                            static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W),
                                            N * C, th, rows, cols, vec_copy, vec_store, dst);
@@ -1575,17 +1574,15 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
   // Upscaling resamples along W first (fewer window rows than tile rows), downscaling along
   // H first (fewer tile rows than window rows).
   const bool w_first = span_y <= 1.0;
-  // Nearest upscales by powers of two (and same-size nearest): replicate_kernel.
   if constexpr (TY == 1 && TX == 1) {
+    // Nearest upscales by powers of two (and same-size nearest): replicate_kernel.
     if (src.own != nullptr) {
       bool launched = false;
       if (cudaError_t e = replicate(g, *src.own, N, C, W, dst, stream, &launched); e != cudaSuccess || launched)
         return e;
     }
-  }
-  // Downscaling one-tap tables (nearest): nothing to share through a window, so the one-tap
-  // kernel (and H-first staged tiles always have two or more taps per row).
-  if constexpr (TY == 1 && TX == 1) {
+    // Downscaling one-tap tables (nearest): nothing to share through a window, so the one-tap
+    // kernel (and H-first staged tiles always have two or more taps per row).
     if (!w_first) {
       if (src.own != nullptr && src.own->pytorch && src.own->mode == kNearest)
         return launch_one_tap(g, src.own, N, C, H, W, dst, stream);
