@@ -1017,7 +1017,7 @@ __device__ __forceinline__ void rotate_rows(int32_t begin, int32_t end, Buf (&bu
 // (neutral to 1% slower as words).
 template <typename T, int N>
 struct Words {
-  static_assert(N * sizeof(T) % 4 == 0, "whole 32-bit words");
+  static_assert(sizeof(T) == 2 && N % 2 == 0, "2-byte elements, two per word");
   uint32_t w[N * sizeof(T) / 4];
 };
 
@@ -1044,15 +1044,10 @@ __device__ __forceinline__ Acc chunk_elem(const Pack<T, N>& c, int i) {
 }
 template <typename Acc, typename T, int N>
 __device__ __forceinline__ Acc chunk_elem(const Words<T, N>& c, int i) {
+  const uint32_t word = c.w[i / 2];
+  const unsigned short bits = static_cast<unsigned short>(i % 2 ? word >> 16 : word & 0xffffu);
   T v;
-  if constexpr (sizeof(T) >= 4) {
-    memcpy(&v, &c.w[i * sizeof(T) / 4], sizeof(T));
-  } else {
-    static_assert(sizeof(T) == 2, "2-byte elements: two per word");
-    const uint32_t word = c.w[i / 2];
-    const unsigned short bits = static_cast<unsigned short>(i % 2 ? word >> 16 : word & 0xffffu);
-    memcpy(&v, &bits, sizeof(T));
-  }
+  memcpy(&v, &bits, sizeof(T));
   return Convert<T>::template load<Acc>(v);
 }
 
