@@ -254,12 +254,18 @@ def pct_of_floor(floor: float, time_ms: Optional[float]) -> Optional[float]:
 # ---------------------------------------------------------------------------------------
 
 class _Timer:
-    """Median wall time of ``fn`` on one device: CUDA events on GPU, perf_counter on CPU."""
+    """Median wall time of ``fn`` on one device: CUDA events on GPU, perf_counter on CPU.
+
+    ``flush``: evict the L2 before each repetition by reading a ``flush_bytes`` buffer, or by
+    writing it where ``flush_write`` (the benchmark's flush before 2026-11-30, kept for
+    ``tools/l2_flush.py``, which compares the two).
+    """
 
     def __init__(self, device: torch.device, warmup: int, reps: int, flush: bool = True,
-                 budget_ms: float = 2000.0, flush_bytes: int = 256 << 20):
+                 budget_ms: float = 2000.0, flush_bytes: int = 256 << 20, flush_write: bool = False):
         self.device, self.warmup, self.reps, self.budget_ms = device, warmup, reps, budget_ms
         self.cuda = device.type == "cuda"
+        self.flush_write = flush_write
         self.flush_buf = torch.zeros(flush_bytes // 4, dtype=torch.float32, device=device) if (self.cuda and flush) else None
 
     def _prepare(self) -> None:
@@ -269,7 +275,10 @@ class _Timer:
         # whose write-back the timed call then paid (2-3 us per call on the H200, also for a
         # plain copy), bytes that are not the case's.
         if self.flush_buf is not None:
-            self.flush_buf.amax()
+            if self.flush_write:
+                self.flush_buf.zero_()
+            else:
+                self.flush_buf.amax()
         if self.cuda and hasattr(torch.cuda, "_sleep"):
             torch.cuda._sleep(100_000)
 

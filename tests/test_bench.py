@@ -318,3 +318,41 @@ def test_twinops_error_is_reported_not_raised(monkeypatch):
     _, rows = bench.run_benchmark(cfg, "cpu")
     assert all(r.status == bench.STATUS_ERROR and "kernel exploded" in r.detail for r in rows)
     assert all("second line" not in r.detail for r in rows)
+
+
+def _l2_flush_tool():
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "l2_flush.py")
+    spec = importlib.util.spec_from_file_location("l2_flush", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_l2_flush_tool_needs_cuda(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _l2_flush_tool().main([]) == 2
+    assert "needs a CUDA device" in capsys.readouterr().err
+
+
+def test_timer_flush_reads_its_buffer_unless_told_to_write(monkeypatch):
+    # The benchmark's flush must not write (dirty L2 lines would be written back inside the
+    # timed call); the write flush stays available for tools/l2_flush.py's comparison.
+    calls = []
+    timer = bench._Timer(torch.device("cpu"), 0, 1)
+    timer.flush_buf = type("Buf", (), {"amax": lambda self: calls.append("read"),
+                                       "zero_": lambda self: calls.append("write")})()
+    timer._prepare()
+    timer.flush_write = True
+    timer._prepare()
+    assert calls == ["read", "write"]
+
+
+@pytest.mark.cuda
+def test_l2_flush_tool_times_every_size_three_ways(capsys):
+    assert _l2_flush_tool().main(["--mb", "16", "64", "--reps", "5"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("copy bandwidth")
+    assert len(lines) == 3
+    for line in lines[1:]:
+        assert all(k in line for k in ("write flush", "read flush", "no flush"))
