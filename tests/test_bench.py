@@ -335,7 +335,15 @@ def test_l2_flush_tool_needs_cuda(monkeypatch, capsys):
     assert "needs a CUDA device" in capsys.readouterr().err
 
 
-def test_timer_flush_reads_its_buffer_unless_told_to_write(monkeypatch):
+@pytest.mark.parametrize("args, message", [(["--reps", "0"], "--reps"), (["--mb", "0"], "--mb")])
+def test_l2_flush_tool_rejects_bad_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _l2_flush_tool().main(args)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_timer_flush_reads_its_buffer_unless_told_to_write():
     # The benchmark's flush must not write (dirty L2 lines would be written back inside the
     # timed call); the write flush stays available for tools/l2_flush.py's comparison.
     calls = []

@@ -26,11 +26,13 @@ def main(argv=None) -> int:
                    help="bytes moved per copy (read + written), in MB")
     p.add_argument("--reps", type=int, default=60, help="timed repetitions per measurement")
     args = p.parse_args(argv)
+    if any(mb <= 0 for mb in args.mb):
+        p.error(f"--mb: sizes must be positive, got {args.mb}")
+    if args.reps < 1:
+        p.error(f"--reps: must be at least 1, got {args.reps}")
     if not torch.cuda.is_available():
         print("l2_flush: needs a CUDA device", file=sys.stderr)
         return 2
-    if any(mb <= 0 for mb in args.mb):
-        p.error(f"--mb: sizes must be positive, got {args.mb}")
     dev = torch.device("cuda")
     bandwidth = measure_copy_bandwidth(dev)
     timers = {"write flush": _Timer(dev, 10, args.reps, flush_write=True),

@@ -1055,7 +1055,7 @@ __device__ __forceinline__ Acc chunk_elem(const Words<T, N>& c, int i) {
 // is then not read): zero words, or (Pack) zero elements.
 template <typename Chunk>
 __device__ __forceinline__ Chunk load_or_zero(const void* q, bool ok) {
-  using Vec = std::conditional_t<sizeof(Chunk) == 16, uint4, std::conditional_t<sizeof(Chunk) == 8, uint2, uint32_t>>;
+  using Vec = RawLoad<sizeof(Chunk)>;
   static_assert(sizeof(Vec) == sizeof(Chunk), "16, 8 or 4 bytes");
   Chunk c;
   if constexpr (ChunkTraits<Chunk>::kWords) {
