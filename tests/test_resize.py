@@ -599,6 +599,16 @@ def test_halving_kernel_small_planes(shape, call):
     _check_row_kernel("halving_kernel", torch.float32, call, shape)
 
 
+@cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("call", HALVING_CALLS[1::2], ids=_ids)  # 4 and 8 taps
+def test_halving_kernel_many_planes(dtype, call):
+    # More planes than resident blocks: every block loops over planes, its warps fetching
+    # rows ahead past their last row (float32 with 8 taps: blocks of 4 warps, 2 rows ahead;
+    # see HalvingBlock).
+    _check_row_kernel("halving_kernel", dtype, call, (2, 600, 32, 64))
+
+
 DOUBLING_CALLS = [
     dict(fn="interpolate", scale_factor=2.0, mode="bilinear"),  # 2 taps, 3 columns around the input
     dict(fn="interpolate", scale_factor=2.0, mode="bicubic"),  # 4 taps, 5 columns

@@ -994,6 +994,22 @@ __device__ void ring_tables(const Params& p, int32_t OH, int32_t OW, int32_t bx0
 // halving and the 3-wide doubling, and spills registers in the others.
 constexpr int kRingMinBlocks = 2;
 
+// halving_kernel's block: 8 warps, two blocks per SM (128 registers) and the rows fetched
+// ahead above; float32 with 8 taps: 4 warps, three blocks per SM (168 registers), two rows
+// ahead. With 128 registers ptxas moves the loads of a second row ahead toward their use;
+// with 168 it keeps them about 270 instructions (1.5 output rows) before it. Measured on
+// the H200 (standalone harness, outputs bitwise equal): bicubic-antialias float32 0.5x
+// 67.1 -> 60.0 us at 8x64x256x256, 21.0 -> 19.8 at 1x3x1080x1920, 14.0 -> 13.0 at
+// 4x3x512x512; for float16 this block was no faster (40.0 -> 40.0 us), bfloat16 and 1080p
+// slower (38.9 -> 40.5, 15.8 -> 17.2).
+template <int TT, typename T>
+struct HalvingBlock {
+  static constexpr bool kWide = TT == 8 && std::is_same_v<T, float>;
+  static constexpr int kThreads = kWide ? 128 : twinops::resize::kThreads;
+  static constexpr int kMinBlocks = kWide ? 3 : kRingMinBlocks;
+  static constexpr int kAhead = kWide || TT < 8 ? 2 : 1;  // rows fetched ahead
+};
+
 // Calls row(r, buf[...], buf[...]) for r in [begin, end): the current row's buffer (fetched
 // A rows before) and the one to fetch row r + A into, which row r - 1 read last. Unrolled by
 // A + 1, so that every buffer is a fixed set of registers.
@@ -1130,17 +1146,18 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // 2 y - h .. 2 y - h + TT - 1, of which the first TT - 2 are the previous row's last, kept in
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, kRingMinBlocks)
+__global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT, T>::kMinBlocks)
     halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                    T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
+  constexpr int kWarps = HalvingBlock<TT, T>::kThreads / 32;
   static_assert(HALO <= G, "the halo columns are one 16-byte chunk each side");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][TT]
   Acc* swy = swx + kCols * TT;                  // [8 R][TT]
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * (kThreads / 32) * R;
-  ring_tables<TT, TT, 2, 1, HALO>(p, OH, OW, bx0, kCols, by0, (kThreads / 32) * R, swx, swy);
+  const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * kWarps * R;
+  ring_tables<TT, TT, 2, 1, HALO>(p, OH, OW, bx0, kCols, by0, kWarps * R, swx, swy);
   __syncthreads();
   const int32_t x0 = bx0 + lane * K;
   const int32_t y_begin = by0 + warp * R, y_end = min(y_begin + R, OH);
@@ -1162,7 +1179,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
   auto w_sum = [&](const Chunks& ch, int32_t r, Acc* m) {
     ring_w_sum<2, 1, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
-  constexpr int A = TT == 8 ? 1 : 2;  // rows fetched ahead
+  constexpr int A = HalvingBlock<TT, T>::kAhead;  // rows fetched ahead
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -1342,7 +1359,8 @@ cudaError_t smem_limits(SmemLimits* out) {
 // Resident blocks per SM and the SM count for a kernel at a dynamic shared memory size, on
 // the current device; raises the kernel's shared memory limit when needed. Queried once
 // per (kernel, bytes, device): the queries cost more host time than a small resize.
-cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
+// `threads`: the kernel's block size.
+cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks, int threads = kThreads) {
   static std::mutex mutex;
   static std::map<std::tuple<const void*, size_t, int>, int64_t> cache;
   static std::map<std::pair<const void*, int>, size_t> limit;  // the kernel's raised limit, only ever raised
@@ -1365,7 +1383,7 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks) {
   }
   int sms = 0, per_sm = 0;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem); e != cudaSuccess)
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem); e != cudaSuccess)
     return e;
   *blocks = cache[key] = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
   return cudaSuccess;
@@ -1516,17 +1534,17 @@ template <typename T, typename Acc, typename SmemOf>
 cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t, int32_t, int64_t, int32_t, T*),
                         const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
                         int64_t cols, int64_t rows, int r_max, double prologue, SmemOf smem_of, T* dst,
-                        cudaStream_t stream) {
-  constexpr int kWarps = kThreads / 32;
+                        cudaStream_t stream, int threads = kThreads) {
+  const int kWarps = threads / 32;
   const int64_t planes = N * C, gx = (W + cols - 1) / cols;
   // Shared memory grows with R: r_max's resident blocks hold for every R.
   int64_t resident = 0;
-  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r_max), &resident);
+  if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r_max), &resident, threads);
       e != cudaSuccess)
     return e;
   const RingGrid rg = ring_grid(rows, gx, planes, resident, r_max, prologue, kWarps);
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(rg.gy), static_cast<unsigned>(rg.gz));
-  kernel<<<grid, kThreads, smem_of(rg.r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
+  kernel<<<grid, threads, smem_of(rg.r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
                                                     static_cast<int32_t>(W), planes, rg.r, dst);
   return cudaGetLastError();
 }
@@ -1534,11 +1552,12 @@ cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t,
 template <int TT, typename T, typename Acc>
 cudaError_t launch_halving(const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W, T* dst,
                            cudaStream_t stream) {
-  constexpr int kCols = 32 * (kPairLoad<T> / 2), kWarps = kThreads / 32;
+  constexpr int kCols = 32 * (kPairLoad<T> / 2), kThreadsH = HalvingBlock<TT, T>::kThreads, kWarps = kThreadsH / 32;
   // Prologue: TT - 2 input rows resampled along W, about 0.4 of an output row's work each
   // (a loop row fetches and resamples 2, then sums along H and stores).
   return launch_ring(halving_kernel<TT, T, Acc>, g, p, N, C, H, W, kCols, H, 16, 0.4 * (TT - 2),
-                     [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, dst, stream);
+                     [](int r) { return static_cast<size_t>(kCols + kWarps * r) * TT * sizeof(Acc); }, dst, stream,
+                     kThreadsH);
 }
 
 // Whether doubling_kernel can read `g` and write `dst`: dense rows whose 4-column loads and
