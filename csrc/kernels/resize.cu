@@ -1000,8 +1000,8 @@ constexpr int kRingMinBlocks = 2;
 // with 168 it keeps them about 270 instructions (1.5 output rows) before it. Measured on
 // the H200 (standalone harness, outputs bitwise equal): bicubic-antialias float32 0.5x
 // 67.1 -> 60.0 us at 8x64x256x256, 21.0 -> 19.8 at 1x3x1080x1920, 14.0 -> 13.0 at
-// 4x3x512x512; for float16 this block was no faster (40.0 -> 40.0 us), bfloat16 and 1080p
-// slower (38.9 -> 40.5, 15.8 -> 17.2).
+// 4x3x512x512; for float16 this block was no faster (40.0 -> 40.0 us), for bfloat16 and for
+// float16 at 1080p slower (38.9 -> 40.5, 15.8 -> 17.2).
 template <int TT, typename T>
 struct HalvingBlock {
   static constexpr bool kWide = TT == 8 && std::is_same_v<T, float>;
@@ -1154,7 +1154,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
   static_assert(HALO <= G, "the halo columns are one 16-byte chunk each side");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][TT]
-  Acc* swy = swx + kCols * TT;                  // [8 R][TT]
+  Acc* swy = swx + kCols * TT;                  // [kWarps R][TT]
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int32_t bx0 = blockIdx.x * kCols, by0 = blockIdx.y * kWarps * R;
   ring_tables<TT, TT, 2, 1, HALO>(p, OH, OW, bx0, kCols, by0, kWarps * R, swx, swy);
@@ -1535,14 +1535,14 @@ cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t,
                         const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
                         int64_t cols, int64_t rows, int r_max, double prologue, SmemOf smem_of, T* dst,
                         cudaStream_t stream, int threads = kThreads) {
-  const int kWarps = threads / 32;
+  const int warps = threads / 32;
   const int64_t planes = N * C, gx = (W + cols - 1) / cols;
   // Shared memory grows with R: r_max's resident blocks hold for every R.
   int64_t resident = 0;
   if (cudaError_t e = resident_blocks(reinterpret_cast<const void*>(kernel), smem_of(r_max), &resident, threads);
       e != cudaSuccess)
     return e;
-  const RingGrid rg = ring_grid(rows, gx, planes, resident, r_max, prologue, kWarps);
+  const RingGrid rg = ring_grid(rows, gx, planes, resident, r_max, prologue, warps);
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(rg.gy), static_cast<unsigned>(rg.gz));
   kernel<<<grid, threads, smem_of(rg.r), stream>>>(g, p, static_cast<int32_t>(C), static_cast<int32_t>(H),
                                                     static_cast<int32_t>(W), planes, rg.r, dst);
