@@ -1528,8 +1528,10 @@ cudaError_t launch_pairs(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t 
 // Launches a ring kernel (halving_kernel, doubling_kernel), whose warps own R consecutive
 // rows of `rows` (output rows, or input rows for doubling) and 32 lanes' columns (blocks of
 // `cols` output columns across W); each block loops over the planes blockIdx.z + k gz. R and
-// gz: ring_grid (one wave of blocks). `smem_of(R)`: the block's shared memory. gy <= 65535:
-// launch_gather routes H <= 65535 * 16 here, and R >= 2 keeps gy <= rows / 16.
+// gz: ring_grid (one wave of blocks). `smem_of(R)`: the block's shared memory; `threads`: the
+// kernel's block size. gy <= 65535: launch_gather routes H <= 65535 * 16 here, and ring_grid
+// takes R below r_max (16 or 64) only where the blocks fit one wave, so gy is at most the
+// resident blocks or rows / (warps r_max), with at least 4 warps per block.
 template <typename T, typename Acc, typename SmemOf>
 cudaError_t launch_ring(void (*kernel)(Gather<T, Acc>, Params, int32_t, int32_t, int32_t, int64_t, int32_t, T*),
                         const Gather<T, Acc>& g, const Params& p, int64_t N, int64_t C, int64_t H, int64_t W,
