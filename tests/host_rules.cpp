@@ -1,6 +1,7 @@
 // Host rules of the CUDA launchers (resize.cuh), built by tests/test_host_rules.py with the
 // host compiler (no CUDA needed): which nearest resizes the power-of-two kernels take
-// (nearest_ratio) and the ring kernels' grid (ring_grid).
+// (nearest_ratio), the ring kernels' grid (ring_grid) and the upscaling staged tiles' size
+// (large_upscaling_tiles).
 #include <cstdint>
 
 #include "resize.cuh"
@@ -57,5 +58,11 @@ void twin_ring_grid(int64_t rows, int64_t gx, int64_t planes, int64_t resident, 
   out[0] = g.r;
   out[1] = g.gy;
   out[2] = g.gz;
+}
+
+// large_upscaling_tiles: 1 where the upscaling staged tiles take the two-block budget's.
+int twin_large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t large, int64_t resident_large,
+                               int64_t planes) {
+  return large_upscaling_tiles(small, resident_small, large, resident_large, planes) ? 1 : 0;
 }
 }

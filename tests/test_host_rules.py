@@ -5,7 +5,9 @@ the host compiler):
   upscales) and pick_kernel (backward of downscales). Both kernels assume output d reads
   input d / s, or d s + o; the check runs pytorch_nearest_index (the arithmetic of the
   tables and of ATen) over every output of many axes;
-* ring_grid: the ring kernels' grid, one wave of blocks, as measured on the H200.
+* ring_grid: the ring kernels' grid, one wave of blocks, as measured on the H200;
+* large_upscaling_tiles: where the upscaling staged tiles take the larger tiles of two
+  blocks per SM, as measured on the H200.
 """
 import ctypes
 import os
@@ -37,6 +39,8 @@ def lib(tmp_path_factory):
     lib.twin_ratio_mismatches.argtypes = [i64, i64, dbl, ctypes.c_int, ctypes.c_int]
     lib.twin_ring_grid.restype = None
     lib.twin_ring_grid.argtypes = [i64, i64, i64, i64, ctypes.c_int, dbl, ctypes.c_int, ctypes.POINTER(i64)]
+    lib.twin_large_upscaling_tiles.restype = ctypes.c_int
+    lib.twin_large_upscaling_tiles.argtypes = [i64, i64, i64, i64, i64]
     return lib
 
 
@@ -131,3 +135,41 @@ def test_ring_grid_covers_every_row_in_one_wave(lib, rows, gx, planes, resident,
         assert gx * gy * gz <= resident
     else:
         assert (r, gz) == (r_top, 1)
+
+
+def _tiles(out_h, out_w, th):
+    return -(-out_w // 128) * -(-out_h // th)
+
+
+# Upscaling outputs (H, W) and planes with what the harness measured on the H200 (128x32
+# tiles at 3 blocks per SM, 396 resident, against 128x64 tiles at 2, 264 resident).
+@pytest.mark.parametrize("out_h, out_w, planes, large", [
+    (2160, 3840, 3, True),  # bicubic float32 2x at (1, 3, 1080, 1920): 57.6 -> 47.1 us
+    (4320, 7680, 3, True),  # at (1, 3, 2160, 3840): 193 -> 157
+    (1080, 1920, 48, True),  # at (1, 48, 540, 960): 187 -> 153
+    (2160, 3840, 12, True),  # at (4, 3, 1080, 1920): 161 -> 150
+    (1440, 2560, 3, True),  # at (1, 3, 720, 1280): 31.7 -> 29.5
+    (1620, 2880, 3, False),  # bilinear float32 1.5x at (1, 3, 1080, 1920): 36.0 -> 39.1, 3 waves either way
+    (512, 512, 512, False),  # (8, 64, 256, 256): 64 tiles per plane, blocks get plane slots; 198 -> 203
+    (256, 256, 64, False),  # (1, 64, 128, 128): 16.9 -> 18.2
+])
+def test_large_upscaling_tiles(lib, out_h, out_w, planes, large):
+    small_tiles, large_tiles = _tiles(out_h, out_w, 32), _tiles(out_h, out_w, 64)
+    assert lib.twin_large_upscaling_tiles(small_tiles, 396, large_tiles, 264, planes) == large
+
+
+@settings(max_examples=300, deadline=None)
+@given(small=st.integers(1, 10 ** 6), resident=st.integers(1, 2000), planes=st.integers(1, 10 ** 5))
+def test_large_upscaling_tiles_only_when_a_plane_fills_the_device(lib, small, resident, planes):
+    # With fewer tiles per plane than resident blocks, launch_staged gives blocks plane slots,
+    # where the small tiles were faster: never the large ones there.
+    large_tiles, resident_large = -(-small // 2), max(1, resident * 2 // 3)
+    got = lib.twin_large_upscaling_tiles(small, resident, large_tiles, resident_large, planes)
+    if small < resident:
+        assert got == 0
+    # Never more waves of the large tiles; as many only for one plane (a large tile's wave
+    # then costs less than a small one's: one start per tile, where starts dominate).
+    waves_small, waves_large = -(-small // resident), -(-large_tiles // resident_large)
+    if got:
+        assert waves_large < waves_small or (waves_large == waves_small and planes == 1)
+

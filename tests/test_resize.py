@@ -552,6 +552,35 @@ def _check_not_routed(call, shape=(1, 2, 96, 200), dtype=torch.float32, kernels=
     assert_close(op(x, **kw).cpu(), op(x.cpu().to(opmath), **kw).double(), dtype, f"{call} {dtype} {shape}")
 
 
+# Large images with few planes: one plane's upscaling tiles fill the device, and the staged
+# tiles take the larger tiles of two blocks per SM (large_upscaling_tiles; so on the H200 for
+# these shapes): forwards that upscale, and the backward of a downscale (its gather upscales).
+LARGE_IMAGE_CASES = [
+    ((1, 3, 540, 960), dict(scale_factor=2.0, mode="bicubic")),
+    ((1, 2, 541, 963), dict(scale_factor=2.0, mode="bicubic", antialias=True)),  # partial tiles, odd width
+    ((1, 2, 720, 1280), dict(scale_factor=1.5, mode="bilinear")),
+    ((1, 2, 1080, 1920), dict(scale_factor=0.5, mode="bicubic")),
+]
+
+
+@cuda
+@pytest.mark.parametrize("shape,kw", LARGE_IMAGE_CASES, ids=[f"{s}-{_ids(k)}" for s, k in LARGE_IMAGE_CASES])
+def test_staged_tiles_large_images(shape, kw):
+    x = random_input(shape, torch.float32, "cuda").requires_grad_()
+    out = twinops.interpolate(x, **kw)
+    g = random_input(out.shape, torch.float32, "cuda")
+    names = _cuda_kernel_names(lambda: torch.autograd.grad(twinops.interpolate(x, **kw), x, g))
+    assert any("staged_gather_kernel" in n for n in names), names
+    (grad,) = torch.autograd.grad(out, x, g)
+    # The CPU op in float32 (the kernels' opmath; see _check_row_kernel).
+    xc = x.detach().cpu().requires_grad_()
+    want = twinops.interpolate(xc, **kw)
+    (want_grad,) = torch.autograd.grad(want, xc, g.cpu())
+    assert_close(out.detach().cpu(), want.detach().double(), torch.float32, f"forward {shape} {kw}")
+    atol, rtol = TOLERANCES[torch.float32]
+    torch.testing.assert_close(grad.cpu().double(), want_grad.double(), atol=4 * atol, rtol=4 * rtol)
+
+
 HALVING_CALLS = [
     dict(fn="interpolate", scale_factor=0.5, mode="bilinear"),  # 2 taps
     dict(fn="interpolate", scale_factor=0.5, mode="bicubic"),  # 4

@@ -1695,40 +1695,64 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
       return launch_pairs(g, N, C, H, W, dst, stream);
     }
   }
-  struct Shape {
-    int tw, th;
+  struct Tile {
+    int tw = 0, th = 0;
+    int64_t rows = 0, cols = 0;  // the window's
+    size_t smem = 0;
   };
   // Largest tiles first (longer stores, less halo, longer runs of rows per pass-2 thread);
-  // the first whose shared memory leaves room for the blocks per SM the kernel's registers
-  // are sized for (staged_min_blocks), else the smallest that fits a block at all. Measured
-  // on an H200 (228 KB per SM): upscaling tiles within 72 KB (three blocks) beat larger ones
-  // (bicubic float32 2x: 198 vs 204 us at 80 KB); downscaling tiles within 112 KB (two
-  // blocks) beat smaller ones at three (bicubic float32 0.5x: 60 vs 64 us, float16 42 vs 46).
+  // the first whose shared memory fits `budget`, else the smallest that fits a block at all.
   SmemLimits limits;
   if (cudaError_t e = smem_limits(&limits); e != cudaSuccess) return e;
-  const int64_t blocks = w_first ? staged_min_blocks<true, Acc>() : staged_min_blocks<false, Acc>();
-  const int64_t budget =
-      std::min<int64_t>((w_first ? 72 : 112) * 1024, limits.per_sm / blocks - limits.reserved_per_block);
-  constexpr Shape kShapes[] = {{128, 64}, {128, 32}, {64, 32}, {64, 16}, {64, 8}};
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Shape& s : kShapes) {
-      if (pass == 1 && s.th != 8) continue;
-      if (s.tw == 128 && (W <= 64 || !w_first)) continue;
-      if ((H + s.th - 1) / s.th > 65535) continue;
-      const int64_t rows = static_cast<int64_t>(std::ceil((s.th - 1) * span_y)) + g.ty + 2;
-      const int64_t cols =
-          (static_cast<int64_t>(std::ceil((s.tw - 1) * span_x)) + g.tx + 2 + (kAlign - 1) + (kAlign - 1)) / kAlign *
-          kAlign;
-      const size_t smem = staged_smem<T, Acc>(w_first, s.tw, s.th, g.ty, g.tx, rows, cols);
-      if (static_cast<int64_t>(smem) > (pass == 0 ? budget : limits.per_block - kStaticSmem)) continue;
-      const int32_t r = static_cast<int32_t>(rows), c = static_cast<int32_t>(cols);
-      if constexpr (!(TY == 1 && TX == 1))
-        if (!w_first) return launch_staged<false, 64, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
-      if (s.tw == 128) return launch_staged<true, 128, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
-      return launch_staged<true, 64, TY, TX>(g, src, N, C, H, W, s.th, r, c, dst, stream);
+  auto pick = [&](int64_t budget, Tile* out) {
+    constexpr Tile kShapes[] = {{128, 64}, {128, 32}, {64, 32}, {64, 16}, {64, 8}};
+    for (int pass = 0; pass < 2; ++pass) {
+      for (Tile t : kShapes) {
+        if (pass == 1 && t.th != 8) continue;
+        if (t.tw == 128 && (W <= 64 || !w_first)) continue;
+        if ((H + t.th - 1) / t.th > 65535) continue;
+        t.rows = static_cast<int64_t>(std::ceil((t.th - 1) * span_y)) + g.ty + 2;
+        t.cols = (static_cast<int64_t>(std::ceil((t.tw - 1) * span_x)) + g.tx + 2 + (kAlign - 1) + (kAlign - 1)) /
+                 kAlign * kAlign;
+        t.smem = staged_smem<T, Acc>(w_first, t.tw, t.th, g.ty, g.tx, t.rows, t.cols);
+        if (static_cast<int64_t>(t.smem) > (pass == 0 ? budget : limits.per_block - kStaticSmem)) continue;
+        *out = t;
+        return true;
+      }
     }
+    return false;
+  };
+  // The budget leaves room for the blocks per SM the kernel's registers are sized for
+  // (staged_min_blocks). Measured on an H200 (228 KB per SM): downscaling tiles within
+  // 112 KB (two blocks) beat smaller ones at three (bicubic float32 0.5x: 60 vs 64 us, float16
+  // 42 vs 46); upscaling tiles within 72 KB (three blocks) beat larger ones at two where
+  // blocks loop over many planes (bicubic float32 2x at (8, 64, 256, 256): 198 vs 203 us with
+  // 128x64 tiles, at (1, 64, 128, 128) 16.9 vs 18.2), but often not where one plane's tiles
+  // fill the resident blocks (large images, few planes): see large_upscaling_tiles.
+  const int64_t blocks = w_first ? staged_min_blocks<true, Acc>() : staged_min_blocks<false, Acc>();
+  const auto budget = [&](int64_t per_sm, int64_t cap_kb) {
+    return std::min<int64_t>(cap_kb * 1024, limits.per_sm / per_sm - limits.reserved_per_block);
+  };
+  // Tiles per plane, and the blocks of their kernel resident at once.
+  const auto tiles = [&](const Tile& t) { return (W + t.tw - 1) / t.tw * ((H + t.th - 1) / t.th); };
+  const auto resident = [&](const Tile& t, int64_t* out) {
+    const auto kernel = t.tw == 128 ? staged_gather_kernel<true, 128, TY, TX, T, Acc>
+                                    : staged_gather_kernel<true, 64, TY, TX, T, Acc>;
+    return resident_blocks(reinterpret_cast<const void*>(kernel), t.smem, out);
+  };
+  Tile t, large;
+  if (!pick(budget(blocks, w_first ? 72 : 112), &t)) return elementwise();
+  if (w_first && blocks > 2 && pick(budget(2, 112), &large) && large.smem > t.smem) {
+    int64_t r_small = 0, r_large = 0;
+    if (cudaError_t e = resident(t, &r_small); e != cudaSuccess) return e;
+    if (cudaError_t e = resident(large, &r_large); e != cudaSuccess) return e;
+    if (large_upscaling_tiles(tiles(t), r_small, tiles(large), r_large, N * C)) t = large;
   }
-  return elementwise();
+  const int32_t r = static_cast<int32_t>(t.rows), c = static_cast<int32_t>(t.cols);
+  if constexpr (!(TY == 1 && TX == 1))
+    if (!w_first) return launch_staged<false, 64, TY, TX>(g, src, N, C, H, W, t.th, r, c, dst, stream);
+  if (t.tw == 128) return launch_staged<true, 128, TY, TX>(g, src, N, C, H, W, t.th, r, c, dst, stream);
+  return launch_staged<true, 64, TY, TX>(g, src, N, C, H, W, t.th, r, c, dst, stream);
 }
 
 // Unrolled gathers for the table widths workspace_layout pads to (both axes alike).

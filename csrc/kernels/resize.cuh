@@ -569,6 +569,29 @@ inline int nearest_ratio(const Params& p, const Axis& a) {
   return up ? static_cast<int>(s) : -static_cast<int>(s);
 }
 
+// Whether the upscaling staged tiles (resize.cu's launch_gather) take the larger tiles of
+// the two-block budget over the three-block budget's: `small` and `large` tiles per plane,
+// `resident_small` and `resident_large` blocks resident at once, `planes` planes. Only where
+// one plane's small tiles fill the resident blocks (with fewer, launch_staged gives blocks
+// plane slots, and the small tiles were faster). Each block then resamples its tile in
+// every plane, and the blocks run in ceil(tiles / resident) waves, each taking a block's
+// start (its tables, its first windows' copies and W pass: latency) and its planes. The
+// estimate uses the H200's times for bicubic float32 2x (harness, fitted to (1, 3, 1080,
+// 1920) and (8, 64, 256, 256)): a start of 4.2 us and 2.3 us per plane for 128x32 tiles at
+// three blocks per SM, 2.5 and 3.2 us for 128x64 tiles at two. It picks the large tiles
+// where they were faster (bicubic float32 2x at (1, 3, 1080, 1920) 57.6 -> 47.1 us, at
+// (1, 48, 540, 960) 187 -> 153, bicubic float16 1.5x at (1, 3, 720, 1280) 24.7 -> 20.0) and
+// not where they were slower with as many waves (bilinear float32 1.5x at (1, 3, 1080,
+// 1920): 3 waves either way, 36.0 -> 39.1 us).
+inline bool large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t large, int64_t resident_large,
+                                  int64_t planes) {
+  if (small < resident_small || resident_small < 1 || resident_large < 1) return false;
+  const double waves_small = static_cast<double>((small + resident_small - 1) / resident_small);
+  const double waves_large = static_cast<double>((large + resident_large - 1) / resident_large);
+  const double p = static_cast<double>(planes);
+  return waves_large * (2.5 + 3.2 * p) < waves_small * (4.2 + 2.3 * p);
+}
+
 // The grid of a ring kernel (resize.cu's launch_ring): R rows per warp (2..r_max) and gz
 // plane slots, for `rows` rows in blocks of `warps` warps, gx blocks across W, `planes`
 // planes and `resident` blocks resident at once. One wave of blocks (gx gy gz <= resident)
