@@ -8,7 +8,8 @@
 Small shapes, NCHW / channels_last / strided inputs, the tiled and per-element paths,
 float32 and float16; then wide and many-plane NCHW inputs (several tiles per plane, several
 planes per block, odd widths, misaligned and row-padded views, wide windows, nearest by
-powers of two) in every dtype, and ONNX's nearest downscale. ``--quick`` runs only seven
+powers of two) in every dtype, ONNX's nearest downscale, and a large float32 image (the
+larger upscaling tiles where one plane's tiles fill the device). ``--quick`` runs only seven
 cases: four of the shared-memory pipeline (many planes per block, a misaligned float16
 view, a row-padded float16 view of an odd width, a downscale), a nearest downscale (the
 one-tap kernel; its backward gathers through tiles) and float16 bicubic 0.5x and 2x
@@ -97,8 +98,14 @@ def main() -> None:
     xo = torch.randn(2, 3, 64, 96, device="cuda", generator=g).requires_grad_()
     onnx_nearest = twinops.resize(xo, scales=[1, 1, 0.5, 0.3], mode="nearest")
     onnx_nearest.backward(torch.randn_like(onnx_nearest))
+    # A large image with few planes: the larger upscaling tiles (large_upscaling_tiles), partial
+    # at the right and bottom edges; the backward's downscaling tiles.
+    xl = torch.randn(1, 2, 541, 963, device="cuda", generator=g).requires_grad_()
+    large = twinops.interpolate(xl, mode="bicubic", scale_factor=2.0)
+    large.backward(torch.randn_like(large))
     torch.cuda.synchronize()
-    print(f"sanitize: {n + 3} cases, last outputs {tuple(y.shape)} {tuple(flipped.shape)} {tuple(onnx_nearest.shape)}")
+    print(f"sanitize: {n + 4} cases, last outputs {tuple(y.shape)} {tuple(flipped.shape)} {tuple(onnx_nearest.shape)} "
+          f"{tuple(large.shape)}")
 
 
 if __name__ == "__main__":
