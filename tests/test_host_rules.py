@@ -172,4 +172,3 @@ def test_large_upscaling_tiles_only_when_a_plane_fills_the_device(lib, small, re
     waves_small, waves_large = -(-small // resident), -(-large_tiles // resident_large)
     if got:
         assert waves_large < waves_small or (waves_large == waves_small and planes == 1)
-
