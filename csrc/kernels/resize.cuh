@@ -572,11 +572,11 @@ inline int nearest_ratio(const Params& p, const Axis& a) {
 // Whether the upscaling staged tiles (resize.cu's launch_gather) take the larger tiles of
 // the two-block budget over the three-block budget's: `small` and `large` tiles per plane,
 // `resident_small` and `resident_large` blocks resident at once, `planes` planes. Only where
-// one plane's small tiles fill the resident blocks (with fewer, launch_staged gives blocks
-// plane slots, and the small tiles were faster). Each block then resamples its tile in
-// every plane, and the blocks run in ceil(tiles / resident) waves, each taking a block's
-// start (its tables, its first windows' copies and W pass: latency) and its planes. The
-// estimate uses the H200's times for bicubic float32 2x (harness, fitted to (1, 3, 1080,
+// one plane's small tiles fill the resident blocks (with fewer, every block fits one wave;
+// where blocks got plane slots, the small tiles were faster). Each block then resamples its
+// tile in every plane, and the blocks run in ceil(tiles / resident) waves, each taking a
+// block's start (its tables, its first windows' copies and W pass: latency) and its planes.
+// The estimate uses the H200's times for bicubic float32 2x (harness, fitted to (1, 3, 1080,
 // 1920) and (8, 64, 256, 256)): a start of 4.2 us and 2.3 us per plane for 128x32 tiles at
 // three blocks per SM, 2.5 and 3.2 us for 128x64 tiles at two. It picks the large tiles
 // where they were faster (bicubic float32 2x at (1, 3, 1080, 1920) 57.6 -> 47.1 us, at
