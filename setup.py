@@ -139,6 +139,6 @@ setup(
     python_requires=">=3.10",
     install_requires=["torch>=2.4", "numpy"],
     extras_require={
-        "test": ["pytest", "hypothesis", "onnx", "onnxscript", "onnxruntime", "matplotlib", "rich"],
+        "test": ["pytest", "hypothesis", "expecttest", "onnx", "onnxscript", "onnxruntime", "matplotlib", "rich"],
     },
 )

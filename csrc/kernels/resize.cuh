@@ -139,12 +139,15 @@ bool doubling_axis(const Params& p, const Axis& a, int32_t taps, int32_t nw, siz
 // Per-element math (shared by CUDA kernels, CPU loops and plugins)
 // ---------------------------------------------------------------------------------------
 
-// A product that is never fused with a neighbouring add into an FMA. nvcc contracts
-// a * b + c by default; the host builds with -ffp-contract=off (setup.py, csrc/trt/build.py).
-// Table math multiplies with it wherever an add follows, so a table built on the device is
-// bitwise the table built on the host: the host can then size the workspace exactly
-// (forward_taps and the inverse widths in resize_host.cpp) with no margin for taps the
-// device might move.
+// A product that is never fused with a neighbouring add into an FMA, and a fused
+// multiply-add that always is. nvcc contracts a * b + c by default; the host builds with
+// -ffp-contract=off (setup.py, csrc/trt/build.py). Table math rounds every product and sum
+// explicitly with these two, so a table built on the device is bitwise the table built on
+// the host: the host can then size the workspace exactly (forward_taps and the inverse
+// widths in resize_host.cpp) with no margin for taps the device might move. F.interpolate's
+// arithmetic is ATen's, which nvcc and ATen's CPU build contract (one rounding for
+// scale * (d + 0.5) - 0.5 and for the cubic polynomials): fma_rn reproduces it; ONNX's is
+// numpy's, which never fuses: mul_rn.
 template <typename F>
 TWIN_HD F mul_rn(F a, F b) {
   static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
@@ -156,12 +159,38 @@ TWIN_HD F mul_rn(F a, F b) {
 #endif
 }
 
+template <typename F>
+TWIN_HD F fma_rn(F a, F b, F c) {
+  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(F) == sizeof(float)) return __fmaf_rn(a, b, c);
+  else return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// Keys cubic convolution: ATen's cubic_convolution1 (|x| <= 1) and cubic_convolution2
+// (1 < |x| < 2) with ATen's contractions (F.interpolate), and the same polynomials with every
+// operation rounded (onnx.reference: numpy never fuses).
 template <typename Acc>
+TWIN_HD Acc cubic_convolution1(Acc x, Acc a) {
+  return fma_rn(mul_rn(fma_rn(a + Acc(2), x, -(a + Acc(3))), x), x, Acc(1));
+}
+template <typename Acc>
+TWIN_HD Acc cubic_convolution2(Acc x, Acc a) {
+  return fma_rn(fma_rn(fma_rn(a, x, -mul_rn(Acc(5), a)), x, mul_rn(Acc(8), a)), x, -mul_rn(Acc(4), a));
+}
+template <bool kFused, typename Acc>
 TWIN_HD Acc cubic_weight(Acc x, Acc a) {
-  // Keys cubic convolution; the same polynomials as ATen's cubic_convolution1/2.
   x = x < Acc(0) ? -x : x;
-  if (x <= Acc(1)) return mul_rn(mul_rn(mul_rn(a + Acc(2), x) - (a + Acc(3)), x), x) + Acc(1);
-  if (x < Acc(2)) return mul_rn(mul_rn(mul_rn(a, x) - mul_rn(Acc(5), a), x) + mul_rn(Acc(8), a), x) - mul_rn(Acc(4), a);
+  if constexpr (kFused) {
+    if (x <= Acc(1)) return cubic_convolution1(x, a);
+    if (x < Acc(2)) return cubic_convolution2(x, a);
+  } else {
+    if (x <= Acc(1)) return mul_rn(mul_rn(mul_rn(a + Acc(2), x) - (a + Acc(3)), x), x) + Acc(1);
+    if (x < Acc(2)) return mul_rn(mul_rn(mul_rn(a, x) - mul_rn(Acc(5), a), x) + mul_rn(Acc(8), a), x) - mul_rn(Acc(4), a);
+  }
   return Acc(0);
 }
 
@@ -169,6 +198,21 @@ template <typename Acc>
 TWIN_HD Acc linear_weight(Acc x) {
   x = x < Acc(0) ? -x : x;
   return x < Acc(1) ? Acc(1) - x : Acc(0);
+}
+
+// Weight of tap k of F.interpolate's bilinear (k = 0, 1) or bicubic (k = 0 .. 3, taps
+// floor(src) - 1 + k) at lambda = src - floor(src): ATen's expressions
+// (get_cubic_upsample_coefficients), so that its roundings (1 - (1 - lambda) is not lambda,
+// (1 - lambda) + 1 not 2 - lambda) are ours too.
+template <typename Acc>
+TWIN_HD Acc aten_tap_weight(int32_t mode, int32_t k, Acc lambda, Acc a) {
+  if (mode != kCubic) return k == 0 ? Acc(1) - lambda : lambda;
+  switch (k) {
+    case 0: return cubic_convolution2(lambda + Acc(1), a);
+    case 1: return cubic_convolution1(lambda, a);
+    case 2: return cubic_convolution1(Acc(1) - lambda, a);
+    default: return cubic_convolution2((Acc(1) - lambda) + Acc(1), a);
+  }
 }
 
 // ATen's area_pixel_compute_scale for opmath type Acc.
@@ -267,6 +311,8 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
   bool normalise = p.antialias != 0 || p.exclude_outside != 0;
   bool exclude = p.exclude_outside != 0;
   bool pytorch_aa = false;  // filter argument ((j - center) + 0.5) * invscale, as ATen
+  bool aten_taps = false;   // F.interpolate's bilinear / bicubic: weights from lambda
+  Acc lambda = Acc(0);
 
   if (p.mode == kArea) {
     // adaptive_avg_pool2d's integer window.
@@ -290,10 +336,15 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
       exclude = true;
       normalise = true;
     } else {
-      Acc src = align ? mul_rn(r, static_cast<Acc>(d)) : mul_rn(r, static_cast<Acc>(d) + Acc(0.5)) - Acc(0.5);
+      // area_pixel_compute_source_index, then the weights from lambda = src - floor(src)
+      // as ATen's bilinear and bicubic kernels compute them (get_cubic_upsample_coefficients),
+      // with ATen's contractions.
+      Acc src = align ? mul_rn(r, static_cast<Acc>(d)) : fma_rn(r, static_cast<Acc>(d) + Acc(0.5), Acc(-0.5));
       if (p.mode == kLinear && src < Acc(0)) src = Acc(0);
       x = src;
       const int64_t base = static_cast<int64_t>(floor(static_cast<double>(src)));
+      lambda = src - static_cast<Acc>(base);
+      aten_taps = true;
       j0 = p.mode == kCubic ? base - 1 : base;
       j1 = p.mode == kCubic ? base + 2 : base + 1;
     }
@@ -359,11 +410,15 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
     Acc wt;
     if (box) {
       wt = Acc(1);
+    } else if (aten_taps) {
+      wt = aten_tap_weight<Acc>(p.mode, static_cast<int32_t>(j - j0), lambda, static_cast<Acc>(p.cubic_a));
     } else {
       const Acc t = pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - x) + 0.5,
                                                          static_cast<double>(filter_scale)))
                                : mul_rn(static_cast<Acc>(j) - x, filter_scale);
-      wt = p.mode == kCubic ? cubic_weight<Acc>(t, static_cast<Acc>(p.cubic_a)) : linear_weight<Acc>(t);
+      wt = p.mode != kCubic ? linear_weight<Acc>(t)
+           : pytorch_aa       ? cubic_weight<true, Acc>(t, static_cast<Acc>(p.cubic_a))
+                              : cubic_weight<false, Acc>(t, static_cast<Acc>(p.cubic_a));
     }
     w[clamp_index<int64_t>(j, 0, last_index) - c0] += wt;
     total += wt;
