@@ -294,67 +294,67 @@ TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d,
   *size = clamp_index<int64_t>(hi - lo, 0, max_size);
 }
 
-// The table entry of output index d along axis `a`: *first (-1 when the sample is
-// extrapolated) and w[0 .. taps), the merged weights of taps *first .. *first + taps - 1,
-// zero padded. Tap indices past the input end are clamped by the readers (weight 0 there).
-// `taps` is the table width: at least the widest window (workspace_layout's, padded).
+// The window of output index d along axis `a`, before its taps are clamped and merged:
+// raw taps [j0, j1] (indices may lie outside the input: edge replication clamps them), of
+// which [jb, je] are weighted (exclude_outside drops the outside ones), and what
+// window_weight needs to weigh tap j. `extrapolate`: tf_crop_and_resize outside the input.
 template <typename Acc>
-TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first, Acc* w) {
-  for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
-  const int64_t last_index = a.in - 1;
-
-  // Raw (unclamped) window [j0, j1]; weights come from `kernel` (0: nearest/box weight 1).
-  int64_t j0 = 0, j1 = 0;
-  Acc x = Acc(0);           // source coordinate the filter is centred on
+struct AxisWindow {
+  int64_t j0 = 0, j1 = 0, jb = 0, je = 0;
+  Acc x = Acc(0);             // source coordinate the filter is centred on
   Acc filter_scale = Acc(1);  // antialias stretch (1 when not antialiasing)
-  bool box = false;         // nearest / area: every tap has the same weight
-  bool normalise = p.antialias != 0 || p.exclude_outside != 0;
+  Acc lambda = Acc(0);        // F.interpolate's bilinear / bicubic: src - floor(src)
+  bool box = false;           // nearest / area: every tap has the same weight
+  bool normalise = false;     // weights are divided by their total
+  bool pytorch_aa = false;    // filter argument ((j - center) + 0.5) * invscale, as ATen
+  bool aten_taps = false;     // weights from lambda (aten_tap_weight)
+  bool extrapolate = false;
+};
+
+template <typename Acc>
+TWIN_HD AxisWindow<Acc> axis_window(const Params& p, const Axis& a, int64_t d) {
+  AxisWindow<Acc> win;
+  const int64_t last_index = a.in - 1;
+  win.normalise = p.antialias != 0 || p.exclude_outside != 0;
   bool exclude = p.exclude_outside != 0;
-  bool pytorch_aa = false;  // filter argument ((j - center) + 0.5) * invscale, as ATen
-  bool aten_taps = false;   // F.interpolate's bilinear / bicubic: weights from lambda
-  Acc lambda = Acc(0);
 
   if (p.mode == kArea) {
     // adaptive_avg_pool2d's integer window.
-    j0 = (d * a.in) / a.out;
-    j1 = ((d + 1) * a.in + a.out - 1) / a.out - 1;
-    box = true;
-    normalise = true;
+    win.j0 = (d * a.in) / a.out;
+    win.j1 = ((d + 1) * a.in + a.out - 1) / a.out - 1;
+    win.box = true;
+    win.normalise = true;
     exclude = true;
   } else if (p.pytorch) {
     const bool align = p.coord == kAlignCorners;
     const Acc r = pytorch_step<Acc>(a, align);
     if (p.mode == kNearest) {
-      j0 = j1 = pytorch_nearest_index(p, a, static_cast<float>(r), d);
-      box = true;
+      win.j0 = win.j1 = pytorch_nearest_index(p, a, static_cast<float>(r), d);
+      win.box = true;
     } else if (p.antialias) {
       int64_t size = 0;
-      pytorch_aa_window<Acc>(p, a, r, d, &x, &j0, &size);
-      filter_scale = r >= Acc(1) ? static_cast<Acc>(1.0 / static_cast<double>(r)) : Acc(1);
-      j1 = j0 + size - 1;
-      pytorch_aa = true;
+      pytorch_aa_window<Acc>(p, a, r, d, &win.x, &win.j0, &size);
+      win.filter_scale = r >= Acc(1) ? static_cast<Acc>(1.0 / static_cast<double>(r)) : Acc(1);
+      win.j1 = win.j0 + size - 1;
+      win.pytorch_aa = true;
       exclude = true;
-      normalise = true;
+      win.normalise = true;
     } else {
       // area_pixel_compute_source_index, then the weights from lambda = src - floor(src)
       // as ATen's bilinear and bicubic kernels compute them (get_cubic_upsample_coefficients),
       // with ATen's contractions.
       Acc src = align ? mul_rn(r, static_cast<Acc>(d)) : fma_rn(r, static_cast<Acc>(d) + Acc(0.5), Acc(-0.5));
       if (p.mode == kLinear && src < Acc(0)) src = Acc(0);
-      x = src;
+      win.x = src;
       const int64_t base = static_cast<int64_t>(floor(static_cast<double>(src)));
-      lambda = src - static_cast<Acc>(base);
-      aten_taps = true;
-      j0 = p.mode == kCubic ? base - 1 : base;
-      j1 = p.mode == kCubic ? base + 2 : base + 1;
+      win.lambda = src - static_cast<Acc>(base);
+      win.aten_taps = true;
+      win.j0 = p.mode == kCubic ? base - 1 : base;
+      win.j1 = p.mode == kCubic ? base + 2 : base + 1;
     }
   } else {
-    bool extrapolate = false;
-    const double xd = onnx_coordinate(p, a, d, &extrapolate);
-    if (extrapolate) {
-      *first = -1;
-      return;
-    }
+    const double xd = onnx_coordinate(p, a, d, &win.extrapolate);
+    if (win.extrapolate) return win;
     const double fl = floor(xd);
     const bool integral = xd == fl;
     if (p.mode == kNearest) {
@@ -371,31 +371,64 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
         }
         idx += up ? 1 : 0;
       }
-      j0 = j1 = idx;
-      box = true;
-      normalise = false;
+      win.j0 = win.j1 = idx;
+      win.box = true;
+      win.normalise = false;
       exclude = false;
     } else {
       // The reference centres its window on base = floor(x), or x - 1 when x is integral
       // (ratio in (0, 1]); the taps are base + i, i in [start, 1 - start].
       const int64_t base = static_cast<int64_t>(fl) - (integral ? 1 : 0);
-      x = static_cast<Acc>(xd);
+      win.x = static_cast<Acc>(xd);
       const double half_taps = p.mode == kCubic ? 2.0 : 1.0;
       double s = 1.0;
       if (p.antialias) {
         const double scale = a.scale > 0.0 ? a.scale : static_cast<double>(a.out) / static_cast<double>(a.in);
         s = scale < 1.0 ? scale : 1.0;
       }
-      filter_scale = static_cast<Acc>(s);
+      win.filter_scale = static_cast<Acc>(s);
       const int64_t start = static_cast<int64_t>(floor(-half_taps / s)) + 1;
-      j0 = base + start;
-      j1 = base + 1 - start;
+      win.j0 = base + start;
+      win.j1 = base + 1 - start;
       // ONNX normalises antialias weights over the whole window (outside taps read the edge).
     }
   }
+  // Excluded taps outside the input contribute nothing: skip them without iterating.
+  win.jb = exclude && win.j0 < 0 ? 0 : win.j0;
+  win.je = exclude && win.j1 > last_index ? last_index : win.j1;
+  return win;
+}
 
-  const int64_t c0 = clamp_index<int64_t>(j0, 0, last_index);
-  const int64_t c1 = clamp_index<int64_t>(j1, 0, last_index);
+// The weight of raw tap j of `win` (before normalisation).
+template <typename Acc>
+TWIN_HD Acc window_weight(const Params& p, const AxisWindow<Acc>& win, int64_t j) {
+  if (win.box) return Acc(1);
+  if (win.aten_taps) return aten_tap_weight<Acc>(p.mode, static_cast<int32_t>(j - win.j0), win.lambda, static_cast<Acc>(p.cubic_a));
+  const Acc t = win.pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - win.x) + 0.5,
+                                                         static_cast<double>(win.filter_scale)))
+                               : mul_rn(static_cast<Acc>(j) - win.x, win.filter_scale);
+  return p.mode != kCubic ? linear_weight<Acc>(t)
+         : win.pytorch_aa ? cubic_weight<true, Acc>(t, static_cast<Acc>(p.cubic_a))
+                          : cubic_weight<false, Acc>(t, static_cast<Acc>(p.cubic_a));
+}
+
+// The table entry of output index d along axis `a`: *first (-1 when the sample is
+// extrapolated) and w[0 .. taps), the merged weights of taps *first .. *first + taps - 1,
+// zero padded. Tap indices past the input end are clamped by the readers (weight 0 there).
+// `taps` is the table width: at least the widest window (workspace_layout's, padded).
+// Merged and padded taps compute the reference's value for finite inputs; for the others
+// see resize_nonfinite.cuh.
+template <typename Acc>
+TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps, int32_t* first, Acc* w) {
+  for (int32_t k = 0; k < taps; ++k) w[k] = Acc(0);
+  const int64_t last_index = a.in - 1;
+  const AxisWindow<Acc> win = axis_window<Acc>(p, a, d);
+  if (win.extrapolate) {
+    *first = -1;
+    return;
+  }
+  const int64_t c0 = clamp_index<int64_t>(win.j0, 0, last_index);
+  const int64_t c1 = clamp_index<int64_t>(win.j1, 0, last_index);
   *first = static_cast<int32_t>(c0);
   const int32_t count = static_cast<int32_t>(c1 - c0 + 1);
   if (count > taps) {  // a table narrower than its window (a bug): NaN, never a silent drop
@@ -403,27 +436,12 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
     return;
   }
   Acc total = Acc(0);
-  // Excluded taps outside the input contribute nothing: skip them without iterating.
-  const int64_t jb = exclude && j0 < 0 ? 0 : j0;
-  const int64_t je = exclude && j1 > last_index ? last_index : j1;
-  for (int64_t j = jb; j <= je; ++j) {
-    Acc wt;
-    if (box) {
-      wt = Acc(1);
-    } else if (aten_taps) {
-      wt = aten_tap_weight<Acc>(p.mode, static_cast<int32_t>(j - j0), lambda, static_cast<Acc>(p.cubic_a));
-    } else {
-      const Acc t = pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - x) + 0.5,
-                                                         static_cast<double>(filter_scale)))
-                               : mul_rn(static_cast<Acc>(j) - x, filter_scale);
-      wt = p.mode != kCubic ? linear_weight<Acc>(t)
-           : pytorch_aa       ? cubic_weight<true, Acc>(t, static_cast<Acc>(p.cubic_a))
-                              : cubic_weight<false, Acc>(t, static_cast<Acc>(p.cubic_a));
-    }
+  for (int64_t j = win.jb; j <= win.je; ++j) {
+    const Acc wt = window_weight<Acc>(p, win, j);
     w[clamp_index<int64_t>(j, 0, last_index) - c0] += wt;
     total += wt;
   }
-  if (normalise && total != Acc(0)) {
+  if (win.normalise && total != Acc(0)) {
     for (int32_t k = 0; k < count; ++k) w[k] /= total;
   }
 }
