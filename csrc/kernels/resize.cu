@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "resize.cuh"
+#include "resize_nonfinite.cuh"
 
 namespace twinops {
 namespace resize {
@@ -49,6 +50,24 @@ struct Convert<__nv_bfloat16> {
 namespace {
 
 constexpr int kThreads = 256;
+
+// The reference's value of dense NCHW output `idx` (OH x OW planes, C channels); out of line,
+// so that the kernels' registers are not sized by it (it runs for non-finite outputs only).
+template <typename T, typename Acc>
+__device__ __noinline__ Acc reference_dense(const Gather<T, Acc> g, int64_t idx, int32_t C, int32_t OH, int32_t OW) {
+  const int64_t plane_size = static_cast<int64_t>(OH) * OW, plane = idx / plane_size, r = idx % plane_size;
+  return reference_element(g, plane / C, plane % C, r / OW, r % OW);
+}
+
+// What a kernel stores at dense NCHW output `idx`: its value v where v is finite, else the
+// reference's (resize_nonfinite.cuh says why that covers every output the fast paths get
+// wrong).
+template <typename T, typename Acc>
+__device__ __forceinline__ Acc finish_dense(const Gather<T, Acc>& g, Acc v, int64_t idx, int32_t C, int32_t OH,
+                                            int32_t OW) {
+  if (finite_value(v) || g.direction == 0) return v;
+  return reference_dense(g, idx, C, OH, OW);
+}
 
 // Table kernels run one thread per entry of both axes: threads [0, len_h) take axis 0 (H),
 // the next len_w threads axis 1 (W). Returns false past the end.
@@ -118,7 +137,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, y, x;
     decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
-    dst[idx] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, y, x));
+    dst[idx] = Convert<T>::template store<Acc>(finish_element(g, gather_element<TY, TX>(g, n, c, y, x), n, c, y, x));
   }
 }
 
@@ -350,7 +369,8 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       for (int i = tid / TW; i < tile_h; i += kRowStep1) {
         if (j < tile_w)
           out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] =
-              Convert<T>::template store<Acc>(gather_element<TY, TX>(gt, n, c, i, j));
+              Convert<T>::template store<Acc>(
+                  finish_element(g, gather_element<TY, TX>(gt, n, c, i, j), n, c, oy0 + i, ox0 + j));
       }
     }
     return;
@@ -527,13 +547,18 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       }
     };
     auto store_row = [&](T* dst_row, int32_t off, const Acc* v) {
+      const int64_t idx = dst_row - dst;
       if (fast && off >= 0) {
-        store4(dst_row, v);
+        Acc f[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) f[e] = finish_dense(g, v[e], idx + e, C, OH, OW);
+        store4(dst_row, f);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
           if (oxq + e < OW)
-            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
+            dst_row[e] = Convert<T>::template store<Acc>(
+                off >= 0 && (xmask >> e & 1u) ? finish_dense(g, v[e], idx + e, C, OH, OW) : extrapolation);
       }
     };
     int i = i_begin;
@@ -643,7 +668,8 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
         if (col_ok)
           for (int32_t b = 0; b < tx; ++b) v += wxr[b] * p[b];
       }
-      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? v : extrapolation);
+      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? finish_dense(g, v, o - dst, C, OH, OW)
+                                                                           : extrapolation);
       p += kRowStep1 * win_cols;
       o += o_step;
     }
@@ -787,6 +813,9 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Par
         v[e] = sy >= 0 && (okx >> e & 1u) ? a : g.extrapolation;
       }
       T* o = out + static_cast<int64_t>(y) * OW;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        if (x0 + e < OW) v[e] = finish_dense(g, v[e], o + e - dst, C, OH, OW);
       if (full) {
         store4(o, v);
       } else {
@@ -857,7 +886,8 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
           Acc acc = Acc(0);
           acc += wy0 * r0;
           acc += wy1 * r1;
-          o.v[e] = Convert<T>::template store<Acc>(acc);
+          o.v[e] = Convert<T>::template store<Acc>(
+              finish_dense(g, acc, out + static_cast<int64_t>(y) * OW + e - dst, C, OH, OW));
         }
       }
       uint2 raw;
@@ -1121,15 +1151,16 @@ __device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Chunk 
 
 // The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
 // the row's weights wy, rounded to T.
-template <typename T, int NT, int NO, typename Acc>
-__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO]) {
+// finish(acc, e) gives the value stored for output e (finish_dense).
+template <typename T, int NT, int NO, typename Acc, typename Finish>
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Finish&& finish) {
   Pack<T, NO> o;
 #pragma unroll
   for (int e = 0; e < NO; ++e) {
     Acc acc = Acc(0);
 #pragma unroll
     for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
-    o.v[e] = Convert<T>::template store<Acc>(acc);
+    o.v[e] = Convert<T>::template store<Acc>(finish(acc, e));
   }
   return o;
 }
@@ -1208,7 +1239,8 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      const Pack<T, K> o = ring_h_sum<T>(wy, mid);
+      const int64_t at = out + static_cast<int64_t>(oy) * OW - dst;
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid, [&](Acc v, int e) { return finish_dense(g, v, at + e, C, OH, OW); });
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -1288,7 +1320,9 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        const Pack<T, OC> o = ring_h_sum<T>(wy, mid);
+        const int64_t at = out + static_cast<int64_t>(y) * OW - dst;
+        const Pack<T, OC> o =
+            ring_h_sum<T>(wy, mid, [&](Acc v, int e) { return finish_dense(g, v, at + e, C, OH, OW); });
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
@@ -1782,7 +1816,8 @@ cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& ge
   using Acc = typename OpMath<T>::type;
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  const Gather<T, Acc> g = forward_gather<T, Acc>(p, tables_at<Acc>(L, ws), input, geo.in_stride);
+  Gather<T, Acc> g = forward_gather<T, Acc>(p, tables_at<Acc>(L, ws), input, geo.in_stride);
+  g.cuda_rules = 1;
   return gather(g, TableSource{&p, &L, ws}, geo.n, geo.c, p.h.out, p.w.out, channels_last, output, stream);
 }
 
@@ -1792,7 +1827,8 @@ cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g
   using Acc = typename OpMath<T>::type;
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
-  const Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
+  Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
+  g.cuda_rules = 1;
   // Nearest downscales by powers of two (and same-size nearest): pick_kernel, no tables.
   if (!channels_last && geo.c < INT32_MAX && narrow_offsets(g)) {
     bool launched = false;

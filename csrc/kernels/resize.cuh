@@ -309,6 +309,8 @@ struct AxisWindow {
   bool pytorch_aa = false;    // filter argument ((j - center) + 0.5) * invscale, as ATen
   bool aten_taps = false;     // weights from lambda (aten_tap_weight)
   bool extrapolate = false;
+  int64_t base = 0;   // ONNX: the reference's window base (taps base + i) and its ratio in (0, 1]
+  double ratio = 0.0;
 };
 
 template <typename Acc>
@@ -379,6 +381,8 @@ TWIN_HD AxisWindow<Acc> axis_window(const Params& p, const Axis& a, int64_t d) {
       // The reference centres its window on base = floor(x), or x - 1 when x is integral
       // (ratio in (0, 1]); the taps are base + i, i in [start, 1 - start].
       const int64_t base = static_cast<int64_t>(fl) - (integral ? 1 : 0);
+      win.base = base;
+      win.ratio = integral ? 1.0 : xd - fl;
       win.x = static_cast<Acc>(xd);
       const double half_taps = p.mode == kCubic ? 2.0 : 1.0;
       double s = 1.0;
@@ -444,6 +448,18 @@ TWIN_HD void axis_entry(const Params& p, const Axis& a, int64_t d, int32_t taps,
   if (win.normalise && total != Acc(0)) {
     for (int32_t k = 0; k < count; ++k) w[k] /= total;
   }
+  // Padding taps weigh -0, the window's own taps never do (+ 0 turns -0 into +0): the
+  // backward's ranges and the ring kernels' windows skip the padding but keep a window's
+  // zero-weight taps, which the references multiply too (0 * inf is NaN there).
+  for (int32_t k = 0; k < count; ++k) w[k] = w[k] + Acc(0);
+  for (int32_t k = count; k < taps; ++k) w[k] = -Acc(0);
+}
+
+// Whether a table weight is a padding tap (-0, see axis_entry) rather than one of the
+// window's own taps.
+template <typename Acc>
+TWIN_HD bool padding_weight(Acc w) {
+  return w == Acc(0) && copysign(Acc(1), w) < Acc(0);
 }
 
 // axis_entry into a whole table: first[d] and weight[d * taps ...].
@@ -469,7 +485,7 @@ TWIN_HD void scatter_range_host(const int32_t* first, const Acc* weight, int32_t
                                 int32_t* lo, int32_t* hi) {
   if (first[d] < 0) return;
   for (int32_t t = 0; t < taps; ++t) {
-    if (weight[d * taps + t] == Acc(0)) continue;
+    if (padding_weight(weight[d * taps + t])) continue;
     const int32_t i = tap_index(first[d], t, in_len);
     const int32_t dd = static_cast<int32_t>(d);
     if (dd < lo[i]) lo[i] = dd;
@@ -554,6 +570,12 @@ struct Gather {
   const Acc* wx;
   int32_t tx;
   Acc extrapolation;
+  // What the gather computes, for the outputs that come out non-finite (resize_nonfinite.cuh
+  // recomputes them with the reference's own terms): 1 forward, 2 backward (src is then
+  // grad_output and fy / fx the inverse tables), 0 neither (tests' bare gathers).
+  int32_t direction;
+  int32_t cuda_rules;  // the reference is ATen's CUDA kernels (1) or its CPU kernels (0)
+  Params params;
 };
 
 // TY / TX > 0: compile-time tap counts (fully unrolled); 0: the runtime counts g.ty / g.tx.
@@ -613,7 +635,7 @@ template <typename T, typename Acc>
 TWIN_HD Gather<T, Acc> forward_gather(const Params& p, const Tables<Acc>& t, const T* input, const int64_t* stride) {
   return Gather<T, Acc>{input, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.in),
                         static_cast<int32_t>(p.w.in), t.first[0], t.weight[0], t.taps[0], t.first[1], t.weight[1],
-                        t.taps[1], static_cast<Acc>(p.extrapolation_value)};
+                        t.taps[1], static_cast<Acc>(p.extrapolation_value), 1, 0, p};
 }
 
 template <typename T, typename Acc>
@@ -621,7 +643,7 @@ TWIN_HD Gather<T, Acc> backward_gather(const Params& p, const Tables<Acc>& t, co
                                        const int64_t* stride) {
   return Gather<T, Acc>{grad_output, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.out),
                         static_cast<int32_t>(p.w.out), t.ifirst[0], t.iweight[0], t.inv_taps[0], t.ifirst[1],
-                        t.iweight[1], t.inv_taps[1], Acc(0)};
+                        t.iweight[1], t.inv_taps[1], Acc(0), 2, 0, p};
 }
 
 // F.interpolate's nearest along axis `a` when out / in or in / out is a power of two s up to

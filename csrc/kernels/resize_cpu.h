@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "resize.cuh"
+#include "resize_nonfinite.cuh"
 
 namespace twinops {
 namespace resize {
@@ -45,7 +46,7 @@ void gather_cpu(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_
     for (int64_t idx = begin; idx < end; ++idx) {
       int64_t n, c, y, x;
       decompose<int64_t>(idx, C, H, W, channels_last, &n, &c, &y, &x);
-      dst[idx] = Convert<T>::template store<Acc>(gather_element<0, 0>(g, n, c, y, x));
+      dst[idx] = Convert<T>::template store<Acc>(finish_element(g, gather_element<0, 0>(g, n, c, y, x), n, c, y, x));
     }
   });
 }

@@ -1,0 +1,273 @@
+// Non-finite values in the resize op: the outputs the fast paths cannot get right, recomputed
+// with the reference's own terms.
+//
+// Why: the tables merge taps clamped to one edge index, pad every row to the axis' width with
+// zero-weight taps, and the kernels re-read windows; for finite values all of it computes the
+// reference's sum. With NaN or Inf in the input it does not: a padding tap gives 0 * inf = NaN
+// where the reference reads no such element, and a merged weight gives +-inf where the
+// reference's separate taps give inf - inf or 0 * inf = NaN. Every such output is non-finite
+// in the fast result (a window with a non-finite value gives a non-finite sum either way;
+// one without differs only through padding taps, which give NaN), so the kernels test each
+// stored value and recompute the rare non-finite one here (finish_element), keeping their
+// arithmetic and speed for everything else.
+//
+// The reference's terms per axis: each distinct input index its taps read (clamped), with
+// the sum of those taps' weights and whether an infinite value there gives the reference
+// NaN (a zero weight among them, or weights of both signs). The 2-D sum over rows of row sums
+// then puts NaN and +-Inf where the reference's sum of products does, whatever its order.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "resize.cuh"
+
+namespace twinops {
+namespace resize {
+
+template <typename Acc>
+TWIN_HD bool finite_value(Acc v) {
+  return v - v == Acc(0);  // NaN and +-inf give NaN
+}
+
+// One input index read by a reference window: `w` the sum of the (normalised) weights of
+// the taps that read it, `nan_on_inf` whether an infinite value there makes the reference's
+// sum NaN.
+template <typename Acc>
+struct RefTerm {
+  int64_t k;
+  Acc w;
+  bool nan_on_inf;
+};
+
+template <typename Acc>
+TWIN_HD Acc ref_product(const RefTerm<Acc>& t, Acc v) {
+  return t.nan_on_inf && !finite_value(v) ? static_cast<Acc>(NAN) : t.w * v;
+}
+
+// onnx.reference skips an axis whose scale is 1 (math.isclose) and whose length is unchanged:
+// it copies it, reading no neighbour (tf_crop_and_resize only when its roi spans the axis).
+TWIN_HD bool onnx_identity_axis(const Params& p, const Axis& a) {
+  if (p.mode == kArea || a.in != a.out) return false;
+  const double scale = a.scale > 0.0 ? a.scale : 1.0;
+  const double diff = scale > 1.0 ? scale - 1.0 : 1.0 - scale;
+  if (diff > 1e-9 * (scale > 1.0 ? scale : 1.0)) return false;
+  if (p.coord != kTfCropAndResize) return true;
+  const double end = a.roi_end;
+  return a.roi_start == 0.f && (end > 1.0 ? end - 1.0 : 1.0 - end) <= 1e-9;
+}
+
+// How the reference reads one axis. kFormula: the window's taps (axis_window), each at its
+// clamped index, zero weights included. kCopy: output d reads input d alone (the axis is
+// skipped, or the whole tensor copied). kSelfTwice: input d with weights 1 and 0 (ATen's CPU
+// linear taps for an axis whose length is unchanged), so an infinite value there gives NaN.
+enum RefRule : int32_t { kFormula = 0, kCopy = 1, kSelfTwice = 2 };
+
+// The rule for axis `axis` (0 = H, 1 = W). F.interpolate's references differ between ATen's
+// CPU and CUDA kernels where lengths are unchanged (docs/ops/resize-nonfinite.md has the
+// table); twinops follows the kernels of the device it runs on (`cuda`: the CUDA kernels and
+// the TensorRT plugins). onnx.reference: kCopy for the axes it skips, else kFormula.
+TWIN_HD int32_t reference_rule(const Params& p, int axis, bool backward, bool cuda) {
+  const Axis& a = axis == 0 ? p.h : p.w;
+  if (!p.pytorch) return onnx_identity_axis(p, a) ? kCopy : kFormula;
+  if (p.mode == kNearest || p.mode == kArea) return kFormula;
+  const bool same = a.in == a.out;
+  const bool all_same = p.h.in == p.h.out && p.w.in == p.w.out;
+  if (cuda) {
+    // Whole-tensor copies when no length changes: bilinear and bicubic both ways, antialias
+    // backward (its forward reads the window taps even then).
+    return all_same && (!p.antialias || backward) ? kCopy : kFormula;
+  }
+  if (p.antialias) return !backward && same ? kCopy : kFormula;  // the forward skips such axes
+  if (p.mode == kLinear) return same ? kSelfTwice : kFormula;
+  return backward && all_same ? kCopy : kFormula;  // bicubic
+}
+
+// onnx.reference's weight of tap j (before normalisation), computed as numpy computes it:
+// linear in float64; cubic with cubic_coeff_a a float32 scalar and the ratio a Python float,
+// so that (NEP 50) every operation with A rounds to float32. Its zero weights at integral
+// coordinates are then exact zeros only where A's arithmetic is exact (-0.75, -0.5); with
+// A = -0.6 they are +-1e-7, and an infinite value there stays infinite.
+TWIN_HD double onnx_reference_weight(const Params& p, const AxisWindow<double>& win, int64_t j) {
+  if (win.box) return 1.0;
+  const int64_t i = j - win.base;
+  const double ratio = win.ratio, s = win.filter_scale;
+  if (p.mode == kLinear) {
+    if (!p.antialias) return i == 0 ? 1.0 - ratio : ratio;
+    const double t = mul_rn(static_cast<double>(i) - ratio, s);
+    const double w = 1.0 - (t < 0.0 ? -t : t);
+    return w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w);
+  }
+  const float a = p.cubic_a, a2 = a + 2.f, a3 = a + 3.f;
+  const float a4 = mul_rn(4.f, a), a5 = mul_rn(5.f, a), a8 = mul_rn(8.f, a);
+  if (!p.antialias) {
+    // _cubic_coeffs: taps base - 1 .. base + 2 at ratio + 1, ratio, 1 - ratio, (1 - ratio) + 1.
+    const double args[4] = {ratio + 1.0, ratio, 1.0 - ratio, (1.0 - ratio) + 1.0};
+    const float x = static_cast<float>(args[clamp_index<int64_t>(i + 1, 0, 3)]);
+    if (i == -1 || i == 2) return mul_rn(mul_rn(mul_rn(a, x) - a5, x) + a8, x) - a4;
+    return mul_rn(mul_rn(mul_rn(a2, x) - a3, x), x) + 1.f;
+  }
+  // _cubic_coeffs_antialias: compute_coeff(|scale * (i - ratio)|) with x, x^2, x^3 in float64.
+  double x = mul_rn(s, static_cast<double>(i) - ratio);
+  x = x < 0.0 ? -x : x;
+  const double x2 = mul_rn(x, x), x3 = mul_rn(x, x2);
+  const float fx = static_cast<float>(x), fx2 = static_cast<float>(x2), fx3 = static_cast<float>(x3);
+  if (x <= 1.0) return mul_rn(a2, fx3) - mul_rn(a3, fx2) + 1.f;
+  if (x < 2.0) return mul_rn(a, fx3) - mul_rn(a5, fx2) + mul_rn(a8, fx) - a4;
+  return 0.0;
+}
+
+// The weight of raw tap j as the reference computes it.
+template <typename Acc>
+TWIN_HD Acc reference_weight(const Params& p, const AxisWindow<Acc>& win, int64_t j) {
+  if constexpr (sizeof(Acc) == sizeof(double)) {
+    if (!p.pytorch) return onnx_reference_weight(p, win, j);
+  }
+  return window_weight<Acc>(p, win, j);
+}
+
+// Calls term(RefTerm) for each input index output d's reference reads along `a` under
+// `rule`, ascending. kFormula's window is axis_entry's before merging and padding;
+// onnx.reference also reads the taps exclude_outside drops (weight 0, at the clamped index).
+template <typename Acc, typename Term>
+TWIN_HD void reference_terms(const Params& p, const Axis& a, int64_t d, int32_t rule, Term&& term) {
+  if (rule != kFormula) {
+    term(RefTerm<Acc>{d, Acc(1), rule == kSelfTwice});
+    return;
+  }
+  const AxisWindow<Acc> win = axis_window<Acc>(p, a, d);
+  const int64_t last = a.in - 1;
+  const bool read_excluded = !p.pytorch && p.exclude_outside && p.mode != kArea && p.mode != kNearest;
+  Acc total = Acc(0);
+  if (win.normalise)
+    for (int64_t j = win.jb; j <= win.je; ++j) total += reference_weight<Acc>(p, win, j);
+  const bool divide = win.normalise && total != Acc(0);
+  RefTerm<Acc> cur{-1, Acc(0), false};
+  bool pos = false, neg = false;
+  const int64_t jb = read_excluded ? win.j0 : win.jb, je = read_excluded ? win.j1 : win.je;
+  for (int64_t j = jb; j <= je; ++j) {
+    const bool outside = j < win.jb || j > win.je;
+    const Acc wt = outside ? Acc(0) : reference_weight<Acc>(p, win, j);
+    const int64_t k = clamp_index<int64_t>(j, 0, last);
+    if (k != cur.k) {
+      if (cur.k >= 0) {
+        cur.nan_on_inf = cur.nan_on_inf || (pos && neg);
+        term(cur);
+      }
+      cur = RefTerm<Acc>{k, Acc(0), false};
+      pos = neg = false;
+    }
+    cur.w += divide ? wt / total : wt;
+    pos = pos || wt > Acc(0);
+    neg = neg || wt < Acc(0);
+    cur.nan_on_inf = cur.nan_on_inf || wt == Acc(0);
+  }
+  if (cur.k >= 0) {
+    cur.nan_on_inf = cur.nan_on_inf || (pos && neg);
+    term(cur);
+  }
+}
+
+// reference_terms in the precision the reference weighs in: F.interpolate's opmath Acc, and
+// onnx.reference's float64 (its zero weights at integral coordinates are exact zeros there,
+// and a float32 polynomial's are not always: cubic_coeff_a = -0.6).
+template <typename Acc, typename Term>
+TWIN_HD void for_each_term(const Params& p, const Axis& a, int64_t d, int32_t rule, Term&& term) {
+  if (p.pytorch) {
+    reference_terms<Acc>(p, a, d, rule, term);
+  } else {
+    reference_terms<double>(p, a, d, rule, [&](const RefTerm<double>& t) {
+      term(RefTerm<Acc>{t.k, static_cast<Acc>(t.w), t.nan_on_inf});
+    });
+  }
+}
+
+// The reference's forward output (n, c, y, x) over g.src (the input).
+template <typename T, typename Acc>
+TWIN_HD Acc reference_forward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  const Params& p = g.params;
+  if (axis_window<Acc>(p, p.h, y).extrapolate || axis_window<Acc>(p, p.w, x).extrapolate) return g.extrapolation;
+  const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
+  const int32_t rule_y = reference_rule(p, 0, false, g.cuda_rules != 0);
+  const int32_t rule_x = reference_rule(p, 1, false, g.cuda_rules != 0);
+  Acc acc = Acc(0);
+  for_each_term<Acc>(p, p.h, y, rule_y, [&](const RefTerm<Acc>& ty) {
+    const T* row = plane + ty.k * g.stride[2];
+    Acc racc = Acc(0);
+    for_each_term<Acc>(p, p.w, x, rule_x, [&](const RefTerm<Acc>& tx) {
+      racc += ref_product(tx, Convert<T>::template load<Acc>(row[tx.k * g.stride[3]]));
+    });
+    acc += ref_product(ty, racc);
+  });
+  return acc;
+}
+
+// The term of output d's reference window along `a` that reads input i (w = 0 and no NaN
+// rule when none does).
+template <typename Acc>
+TWIN_HD RefTerm<Acc> reference_term_at(const Params& p, const Axis& a, int64_t d, int32_t rule, int64_t i) {
+  RefTerm<Acc> found{-1, Acc(0), false};
+  for_each_term<Acc>(p, a, d, rule, [&](const RefTerm<Acc>& t) {
+    if (t.k == i) found = t;
+  });
+  return found;
+}
+
+// The reference's backward output (n, c, iy, ix) over g.src (grad_output): the sum over the
+// outputs whose windows read (iy, ix), which lie in the inverse tables' rows (they keep the
+// windows' zero-weight taps, see axis_entry).
+template <typename T, typename Acc>
+TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t iy, int64_t ix) {
+  const Params& p = g.params;
+  const int32_t y0 = g.fy[iy], x0 = g.fx[ix];
+  if (y0 < 0 || x0 < 0) return Acc(0);
+  const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
+  const int32_t rule_y = reference_rule(p, 0, true, g.cuda_rules != 0);
+  const int32_t rule_x = reference_rule(p, 1, true, g.cuda_rules != 0);
+  Acc acc = Acc(0);
+  for (int32_t a = 0; a < g.ty && y0 + a < g.src_h; ++a) {
+    const int64_t dy = y0 + a;
+    if (axis_window<Acc>(p, p.h, dy).extrapolate) continue;
+    const RefTerm<Acc> ty = reference_term_at<Acc>(p, p.h, dy, rule_y, iy);
+    if (ty.k < 0) continue;
+    Acc racc = Acc(0);
+    for (int32_t b = 0; b < g.tx && x0 + b < g.src_w; ++b) {
+      const int64_t dx = x0 + b;
+      if (axis_window<Acc>(p, p.w, dx).extrapolate) continue;
+      const RefTerm<Acc> tx = reference_term_at<Acc>(p, p.w, dx, rule_x, ix);
+      if (tx.k < 0) continue;
+      racc += ref_product(tx, Convert<T>::template load<Acc>(plane[dy * g.stride[2] + dx * g.stride[3]]));
+    }
+    acc += ref_product(ty, racc);
+  }
+  return acc;
+}
+
+// The reference's value of output (n, c, y, x) of gather g (forward or backward).
+template <typename T, typename Acc>
+TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  return g.direction == 2 ? reference_backward(g, n, c, y, x) : reference_forward(g, n, c, y, x);
+}
+
+#if defined(__CUDA_ARCH__)
+// reference_element out of line, so that the kernels' registers are not sized by it.
+template <typename T, typename Acc>
+__device__ __noinline__ Acc reference_element_call(const Gather<T, Acc> g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  return reference_element(g, n, c, y, x);
+}
+#endif
+
+// A gathered value as stored: v where it is finite (or the gather is a bare one), else the
+// reference's value (see the top of this file). Kernels call it on every output they store.
+template <typename T, typename Acc>
+TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
+  if (finite_value(v) || g.direction == 0) return v;
+#if defined(__CUDA_ARCH__)
+  return reference_element_call<T, Acc>(g, n, c, y, x);
+#else
+  return reference_element<T, Acc>(g, n, c, y, x);
+#endif
+}
+
+}  // namespace resize
+}  // namespace twinops
