@@ -100,9 +100,15 @@ def _suggest_format(t: Tensor) -> torch.memory_format:
 
 
 def _hints(sizes) -> list:
-    """Concrete sizes for the C++ checks; a symbolic one becomes 1 (any valid length): it is
-    checked by the real kernel once its value exists."""
-    return [v if isinstance(v, int) else 1 for v in sizes]
+    """Concrete sizes for the C++ checks: a symbolic size is its hint (the example value it was
+    traced with), or 1 (any valid length) without one; the real kernel checks its actual value."""
+    out = []
+    for v in sizes:
+        if not isinstance(v, int):
+            node = getattr(v, "node", None)
+            v = node.hint if node is not None and node.has_hint() else 1
+        out.append(int(v))
+    return out
 
 
 @torch.library.register_fake("twinops::resize")
@@ -120,8 +126,11 @@ def _resize_fake(input, output_size, mode, coordinate_transformation_mode, neare
 @torch.library.register_fake("twinops::resize_backward")
 def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformation_mode, nearest_mode,
                           cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
-    torch.ops.twinops._resize_check("resize_backward", _hints(grad_output.shape), grad_output.dtype,
-                                    _hints(input_size), mode, coordinate_transformation_mode, nearest_mode,
+    grad_shape, in_size = _hints(grad_output.shape), _hints(input_size)
+    for d in range(min(2, len(grad_shape), len(in_size))):  # N, C must agree; a symbolic one cannot be compared here
+        if not (isinstance(grad_output.shape[d], int) and isinstance(input_size[d], int)):
+            grad_shape[d] = in_size[d]
+    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, mode, coordinate_transformation_mode, nearest_mode,
                                     cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value,
                                     pytorch)
     return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
