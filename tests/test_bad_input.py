@@ -365,5 +365,78 @@ def test_regress_dir_that_is_not_a_directory(tmp_path, capsys):
     f = tmp_path / "file"
     f.write_text("x")
     _one_line_exit_2(["regress", "--dir", str(f)], capsys, f"argument --dir: {str(f)!r} is a file, not a directory")
-    _one_line_exit_2(["regress", "--dir", str(tmp_path / "none")], capsys,
-                     f"argument --dir: no baseline directory {str(tmp_path / 'none')!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# plugins at build time (plugin host, CPU only; skips without the plugin library)
+# ---------------------------------------------------------------------------------------
+
+def _plugin_host():
+    from twinops import plugin_host as ph
+
+    reason = ph.unavailable_reason(enqueue=False)
+    if reason is not None:
+        pytest.skip(f"plugin host: {reason}")
+    return ph, ph.get_host()
+
+
+def _twinops_node(ph, **attrs):
+    a = dict(mode="linear", coordinate_transformation_mode="half_pixel", nearest_mode="floor", cubic_coeff_a=-0.75,
+             exclude_outside=0, antialias=0, scales=[0.0, 0.0], roi=[0.0, 0.0, 1.0, 1.0], extrapolation_value=0.0,
+             pytorch=0, tensorrt_plugin_shape_input_indices=[1])
+    a.update(attrs)
+    return ph.attributes_node("TwinopsResize", a)
+
+
+def _build(ph, host, node, inputs, shape_inputs=(), interface=None):
+    creator = host.select(node, interface=interface)
+    built = host.create(creator, ph.node_fields(node, creator))
+    assert built is not None, host.take_log()
+    return built.build(inputs, shape_inputs)
+
+
+@pytest.mark.parametrize("profile", ["symbolic", "constant"])
+def test_plugin_refuses_absurd_shape_input_values_at_build_time(profile):
+    ph, host = _plugin_host()
+    if host.trt_major < 10:
+        pytest.skip("TensorRT 8.6 has no IPluginV3 shape inputs")
+    h = 2**40
+    x = ph.TensorSpec(torch.float32, (1, 2, 6, 8), min=(1, 1, 1, 1), max=(2, 4, 12, 16))
+    if profile == "symbolic":
+        sizes = ph.TensorSpec(torch.int64, (h, 5), min=(1, 1), max=(2 * h, 10))
+        want = f"the output H length reaches {2 * h} in the profile; the supported lengths are [1, 2^31 - 1]"
+    else:
+        sizes = ph.TensorSpec(torch.int64, (h, 5))
+        want = f"the shape input sizes holds H_out = {h}; the supported output lengths are [0, 2^31 - 1]"
+    with pytest.raises(ph.HostError) as e:
+        _build(ph, host, _twinops_node(ph), [x], [sizes], interface="v3")
+    assert want in str(e.value), str(e.value)
+    assert "workspace" not in str(e.value).lower()
+
+
+@pytest.mark.parametrize("interface", ["v2", "v3"])
+@pytest.mark.parametrize("scale", [1e-30, 3e38, 2.0**-32, 2.0**32])
+def test_plugin_scales_outside_the_supported_range(interface, scale):
+    ph, host = _plugin_host()
+    if interface == "v3" and host.trt_major < 10:
+        pytest.skip("TensorRT 8.6 has no IPluginV3")
+    node = ph.attributes_node("TRTBicubicInterpolate", {"scale_factor": [scale, 1.0], "align_corners": 0}, ["X"])
+    x = ph.TensorSpec(torch.float32, (1, 2, 6, 8), min=(1, 1, 1, 1), max=(2, 4, 12, 16))
+    with pytest.raises(ph.HostError) as e:
+        _build(ph, host, node, [x], interface=interface)
+    shown = f"{float(np.float32(scale)):.9g}"  # the float32 field, as the plugin prints it (%.9g)
+    want = f"the H scale {shown} is outside the supported range [2^-31, 2^31] (output lengths are at most 2^31 - 1)"
+    assert want in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("interface", ["v2", "v3"])
+def test_plugin_negative_input_dimension_is_reported_as_such(interface):
+    ph, host = _plugin_host()
+    if interface == "v3" and host.trt_major < 10:
+        pytest.skip("TensorRT 8.6 has no IPluginV3")
+    node = ph.attributes_node("TRTBicubicInterpolate", {"scale_factor": [2.0, 2.0], "align_corners": 0}, ["X"])
+    x = ph.TensorSpec(torch.float32, (1, 2, -3, 8))  # min == max: a build-time constant
+    with pytest.raises(ph.HostError) as e:
+        _build(ph, host, node, [x], interface=interface)
+    assert "the H input length -3 is negative" in str(e.value), str(e.value)
+    assert "overflows" not in str(e.value)
