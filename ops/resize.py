@@ -127,12 +127,13 @@ def _resize_fake(input, output_size, mode, coordinate_transformation_mode, neare
 def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformation_mode, nearest_mode,
                           cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
     grad_shape, in_size = _hints(grad_output.shape), _hints(input_size)
-    for d in range(min(2, len(grad_shape), len(in_size))):  # N, C must agree; a symbolic one cannot be compared here
+    # N and C must agree; a symbolic one cannot be compared here (its hint may differ).
+    for d in range(min(2, len(grad_shape), len(in_size))):
         if not (isinstance(grad_output.shape[d], int) and isinstance(input_size[d], int)):
             grad_shape[d] = in_size[d]
-    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, mode, coordinate_transformation_mode, nearest_mode,
-                                    cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value,
-                                    pytorch)
+    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, mode,
+                                    coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+                                    antialias, scales, roi, extrapolation_value, pytorch)
     return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
 
 
@@ -181,7 +182,8 @@ LENGTH_MAX = 2**31 - 1
 
 
 def _check_lengths(out, name: str, who: str, what: str = "") -> None:
-    """Output lengths that are ints must be in [1, LENGTH_MAX]; ``name`` is the argument they came from."""
+    """Output lengths that are ints must not exceed LENGTH_MAX (positivity is checked where each
+    argument is read); ``name`` is the argument they came from, ``what`` describes them."""
     if any(isinstance(v, int) and v > LENGTH_MAX for v in out):
         raise ValueError(f"{who}: {name} must give output H and W of at most 2^31 - 1, got {what}{tuple(out)}")
 

@@ -320,7 +320,8 @@ std::string check_profile(const ResizeSpec& s, const nvinfer1::Dims& in_min, con
   const std::string who = kind_name(s.kind);
   const nvinfer1::Dims* dims[4] = {&in_min, &in_max, &out_min, &out_max};
   for (const nvinfer1::Dims* d : dims)
-    if (d->nbDims != 4) return who + ": input and output must be 4-D (N, C, H, W), got " + std::to_string(d->nbDims) + "-D";
+    if (d->nbDims != 4)
+      return who + ": input and output must be 4-D (N, C, H, W), got " + std::to_string(d->nbDims) + "-D";
   for (int k = 0; k < 2; ++k) {
     const char* axis = k == 0 ? "H" : "W";
     if (in_min.d[2 + k] < 0)
