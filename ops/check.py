@@ -256,21 +256,100 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_reproducer(path: str, parser) -> tuple:
-    """(Case, meta) from a reproducer written by :func:`write_reproducer`; parser.error otherwise."""
+class BadFile(Exception):
+    """A file named on the command line cannot be used; the message names it and says why."""
+
+
+def _bad_file(parser, message: str) -> None:
+    """Exit status 2 with one line on stderr (argparse's error, without the usage lines)."""
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
+_META_FIELDS = {"op": str, "dtype": str, "shape": list, "kwargs": dict, "index": int, "origin": str,
+                "input_seed": int, "backend": str, "against": str}
+
+
+def read_reproducer(path: str) -> tuple:
+    """(Case, meta) from a reproducer written by :func:`write_reproducer`.
+
+    Raises :class:`BadFile` naming ``path`` and the problem: unreadable, not a zip archive,
+    truncated, missing or mistyped entries, an unknown op, dtype or backend."""
+    import zipfile
+    import zlib
+
+    where = f"cannot read reproducer {path!r}"
     try:
-        with np.load(path, allow_pickle=False) as f:
-            meta = json.loads(str(f["meta"]))
-            x = torch.from_numpy(f["input"].copy())
-        dtype = DTYPES[meta["dtype"]]
-        kw = {k: tuple(v) if k in ("size", "scale_factor") and isinstance(v, list) else v
-              for k, v in meta["kwargs"].items()}
-        case = Case(meta["op"], dtype, tuple(meta["shape"]), kw, meta["index"], meta["origin"], meta["input_seed"],
-                    input=x.to(dtype))
-        specs.get(case.op)
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
-        parser.error(f"argument --replay: cannot read reproducer {path!r}: {type(e).__name__}: {e}")
+        f = np.load(path, allow_pickle=False)
+        if not isinstance(f, np.lib.npyio.NpzFile):
+            raise BadFile(f"{where}: it is a single .npy array, not a reproducer .npz archive")
+        with f:
+            missing = [k for k in ("meta", "input") if k not in f.files]
+            if missing:
+                raise BadFile(f"{where}: it has no {' and no '.join(missing)} entry (entries: {', '.join(f.files)})")
+            meta_text = f["meta"]
+            x = f["input"]
+    except BadFile:
+        raise
+    except FileNotFoundError:
+        raise BadFile(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise BadFile(f"{where}: it is a directory") from None
+    except OSError as e:
+        raise BadFile(f"{where}: {e.strerror or e}") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+        raise BadFile(f"{where}: truncated or not a zip archive ({type(e).__name__}: {e})") from None
+    except ValueError as e:  # neither a zip nor an .npy file, or an entry that needs pickle
+        raise BadFile(f"{where}: not a reproducer .npz archive ({e})") from None
+    if meta_text.shape != () or meta_text.dtype.kind != "U":
+        raise BadFile(f"{where}: entry 'meta' must be a JSON string, got a {meta_text.dtype} array of shape "
+                      f"{meta_text.shape}")
+    try:
+        meta = json.loads(str(meta_text))
+    except json.JSONDecodeError as e:
+        raise BadFile(f"{where}: entry 'meta' is not valid JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise BadFile(f"{where}: entry 'meta' must be a JSON object, got {type(meta).__name__}")
+    for k, kind in _META_FIELDS.items():
+        if not isinstance(meta.get(k), kind) or isinstance(meta.get(k), bool):
+            raise BadFile(f"{where}: meta field {k!r} must be a {kind.__name__}, got {meta.get(k)!r}")
+    if meta["op"] not in specs.registered():
+        raise BadFile(f"{where}: unknown op {meta['op']!r} (registered: {', '.join(sorted(specs.registered()))})")
+    if meta["dtype"] not in DTYPES:
+        raise BadFile(f"{where}: unknown dtype {meta['dtype']!r} (expected one of {', '.join(DTYPES)})")
+    if meta["backend"] not in B.ORDER:
+        raise BadFile(f"{where}: unknown backend {meta['backend']!r} (expected one of {', '.join(B.ORDER)})")
+    if meta["against"] != "reference" and meta["against"] not in B.ORDER:
+        raise BadFile(f"{where}: unknown 'against' {meta['against']!r} (expected reference or one of "
+                      f"{', '.join(B.ORDER)})")
+    if x.dtype.kind != "f" or list(x.shape) != meta["shape"]:
+        raise BadFile(f"{where}: entry 'input' must be a float array of the meta shape {meta['shape']}, got "
+                      f"{x.dtype} of shape {list(x.shape)}")
+    dtype = DTYPES[meta["dtype"]]
+    kw = {k: tuple(v) if k in ("size", "scale_factor") and isinstance(v, list) else v
+          for k, v in meta["kwargs"].items()}
+    case = Case(meta["op"], dtype, tuple(meta["shape"]), kw, meta["index"], meta["origin"], meta["input_seed"],
+                input=torch.from_numpy(x.copy()).to(dtype))
     return case, meta
+
+
+def load_reproducer(path: str, parser) -> tuple:
+    """:func:`read_reproducer`; a bad file exits 2 with one line naming it (``--replay``)."""
+    try:
+        return read_reproducer(path)
+    except BadFile as e:
+        _bad_file(parser, f"argument --replay: {e}")
+
+
+def check_report_path(path: str) -> Optional[str]:
+    """None when ``--report`` can be written, else why not (checked before the run)."""
+    if os.path.isdir(path):
+        return f"report {path!r} is a directory; give a file name"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"report {path!r}: directory {parent!r} does not exist"
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"report {path!r} is not writable"
+    return None
 
 
 def _progress(total: int, disable: bool):
@@ -348,6 +427,8 @@ def main(argv=None) -> int:
     if not 0.0 <= args.error_quantile <= 1.0:
         parser.error(f"argument --error-quantile: must be in [0, 1], got {args.error_quantile}")
     args.plots = args.plots or args.out
+    if args.report and (why := check_report_path(args.report)):
+        _bad_file(parser, f"argument --report: {why}")
     found = B.discover()
     replay_meta = None
     if args.replay:

@@ -32,7 +32,8 @@ import torch
 from .testing import specs
 from .testing.strategies import random_input
 
-DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "baselines")
+# realpath: the package may be reached through a symlink to the source tree.
+DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "baselines")
 REGRESS_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 # Allowed drift in ulps of the case's scale. The CPU reproduces its baselines exactly; CUDA
 # runs the same per-element math but the compiler may contract a*b+c into an FMA, which moves
@@ -89,13 +90,59 @@ def save(path: str, cases: Dict[str, dict]) -> None:
         f.write(buf.getvalue())
 
 
+class BadBaseline(ValueError):
+    """A baseline file that :func:`load` cannot use; the message names the file and the problem."""
+
+
 def load(path: str) -> Dict[str, dict]:
-    """The cases stored by :func:`save` (``{}`` when the file does not exist)."""
+    """The cases stored by :func:`save` (``{}`` when the file does not exist).
+
+    Raises :class:`BadBaseline` naming ``path`` when the file is unreadable, truncated, not a
+    zip archive, or not laid out as :func:`save` writes it (a JSON ``meta`` object of
+    ``{key: {shape, kwargs, input_sha256}}`` and one float array per key)."""
     if not os.path.exists(path):
         return {}
-    with np.load(path, allow_pickle=False) as f:
-        meta = json.loads(str(f["meta"]))
-        return {k: dict(output=f[k], meta=m) for k, m in meta.items()}
+    where = f"cannot read baseline {path!r}"
+    try:
+        f = np.load(path, allow_pickle=False)
+        if not isinstance(f, np.lib.npyio.NpzFile):
+            raise BadBaseline(f"{where}: it is a single .npy array, not a baseline .npz archive")
+        with f:
+            if "meta" not in f.files:
+                raise BadBaseline(f"{where}: it has no 'meta' entry")
+            meta_arr = f["meta"]
+            if meta_arr.shape != () or meta_arr.dtype.kind != "U":
+                raise BadBaseline(f"{where}: entry 'meta' must be a JSON string")
+            try:
+                meta = json.loads(str(meta_arr))
+            except json.JSONDecodeError as e:
+                raise BadBaseline(f"{where}: entry 'meta' is not valid JSON ({e})") from None
+            if not isinstance(meta, dict):
+                raise BadBaseline(f"{where}: entry 'meta' must be a JSON object, got {type(meta).__name__}")
+            cases = {}
+            for k, m in meta.items():
+                if not isinstance(m, dict) or not isinstance(m.get("kwargs"), dict) or not isinstance(
+                        m.get("input_sha256"), str) or not isinstance(m.get("shape"), list):
+                    raise BadBaseline(f"{where}: meta of case {k!r} must hold shape, kwargs and input_sha256")
+                if len(k.split("|")) != 2 or not isinstance(getattr(torch, k.split("|")[1], None), torch.dtype):
+                    raise BadBaseline(f"{where}: case key {k!r} is not 'label|dtype'")
+                if k not in f.files:
+                    raise BadBaseline(f"{where}: it has no output array for case {k!r}")
+                out = f[k]
+                if out.dtype.kind != "f":
+                    raise BadBaseline(f"{where}: output of case {k!r} must be a float array, got {out.dtype}")
+                cases[k] = dict(output=out, meta=m)
+            return cases
+    except BadBaseline:
+        raise
+    except IsADirectoryError:
+        raise BadBaseline(f"{where}: it is a directory") from None
+    except OSError as e:
+        raise BadBaseline(f"{where}: {e.strerror or e}") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+        raise BadBaseline(f"{where}: truncated or not a zip archive ({type(e).__name__}: {e})") from None
+    except ValueError as e:  # neither a zip nor an .npy file, or an entry that needs pickle
+        raise BadBaseline(f"{where}: not a baseline .npz archive ({e})") from None
 
 
 def drift(key: str, new: dict, old: Optional[dict]) -> dict:
@@ -141,6 +188,8 @@ def main(argv=None) -> int:
     for op in args.ops or []:
         if op not in known:
             parser.error(f"argument --ops: unknown op {op!r} (with regress cases: {', '.join(sorted(known))})")
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+        parser.exit(2, f"{parser.prog}: error: argument --dir: {args.dir!r} is a file, not a directory\n")
     if args.device == "cuda":
         import twinops
 
@@ -152,9 +201,9 @@ def main(argv=None) -> int:
         path = os.path.join(args.dir, f"{op}.npz")
         try:
             old = load(path)
-        except (OSError, ValueError, KeyError) as e:
+        except BadBaseline as e:
             if not args.update:
-                parser.error(f"argument --dir: cannot read baseline {path!r}: {e}")
+                parser.exit(2, f"{parser.prog}: error: argument --dir: {e}\n")
             old = {}
         new = compute(op, args.device)
         recs = [drift(k, new[k], old.get(k)) for k in sorted(new)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import struct
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
@@ -98,10 +99,26 @@ def _suggest_format(t: Tensor) -> torch.memory_format:
     return suggest_memory_format(t)
 
 
+def _hints(sizes) -> list:
+    """Concrete sizes for the C++ checks: a symbolic size is its hint (the example value it was
+    traced with), or 1 (any valid length) without one; the real kernel checks its actual value."""
+    out = []
+    for v in sizes:
+        if not isinstance(v, int):
+            node = getattr(v, "node", None)
+            v = node.hint if node is not None and node.has_hint() else 1
+        out.append(int(v))
+    return out
+
+
 @torch.library.register_fake("twinops::resize")
 def _resize_fake(input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
                  exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
-    torch._check(input.dim() == 4, lambda: "twinops.resize: input must be a 4-D (N, C, H, W) tensor")
+    # The C++ kernels' own checks (csrc/torch/resize.cpp), so meta / fake calls reject
+    # exactly what the CPU and CUDA kernels reject, with the same message.
+    torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(output_size), mode,
+                                    coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+                                    antialias, scales, roi, extrapolation_value, pytorch)
     shape = (input.shape[0], input.shape[1], output_size[0], output_size[1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
 
@@ -109,6 +126,14 @@ def _resize_fake(input, output_size, mode, coordinate_transformation_mode, neare
 @torch.library.register_fake("twinops::resize_backward")
 def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformation_mode, nearest_mode,
                           cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+    grad_shape, in_size = _hints(grad_output.shape), _hints(input_size)
+    # N and C must agree; a symbolic one cannot be compared here (its hint may differ).
+    for d in range(min(2, len(grad_shape), len(in_size))):
+        if not (isinstance(grad_output.shape[d], int) and isinstance(input_size[d], int)):
+            grad_shape[d] = in_size[d]
+    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, mode,
+                                    coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+                                    antialias, scales, roi, extrapolation_value, pytorch)
     return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
 
 
@@ -117,98 +142,136 @@ def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformati
 # small resize per call.
 
 
-def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs) -> Tensor:
-    return torch.ops.twinops.resize(input, list(output_size), *attrs.op_args())
+# The ops' messages start with the op's name; callers of the Python API see their function's.
+_OP_MESSAGE = re.compile(r"torch\.ops\.twinops\.\w+: ")
+
+
+def _renamed(e: RuntimeError, who: str) -> RuntimeError:
+    """``e`` with its leading op name replaced by ``who``, or ``e`` when it has none."""
+    msg = str(e)
+    m = _OP_MESSAGE.match(msg)
+    return RuntimeError(f"{who}: {msg[m.end():]}") if m else e
+
+
+def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs, who: str) -> Tensor:
+    try:
+        return torch.ops.twinops.resize(input, list(output_size), *attrs.op_args())
+    except RuntimeError as e:
+        raise _renamed(e, who) from None
 
 
 # ---------------------------------------------------------------------------------------
 # argument helpers
 # ---------------------------------------------------------------------------------------
 
-def _check_input(input, fn: str) -> None:
+def _check_input(input, who: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"twinops.{fn}: input must be a torch.Tensor, got {type(input).__name__}")
+        raise TypeError(f"{who}: input must be a torch.Tensor, got {type(input).__name__}")
     if input.dim() != 4:
-        raise ValueError(f"twinops.{fn}: input must be a 4-D (N, C, H, W) tensor, got {input.dim()}-D "
+        raise ValueError(f"{who}: input must be a 4-D (N, C, H, W) tensor, got {input.dim()}-D "
                          f"with shape {tuple(input.shape)}")
     if input.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        raise TypeError(f"twinops.{fn}: input must be float32, float64, float16 or bfloat16, got {input.dtype}")
+        raise TypeError(f"{who}: input must be float32, float64, float16 or bfloat16, got {input.dtype}")
+    hw = tuple(input.shape[2:])
+    if any(isinstance(v, int) and not 1 <= v <= LENGTH_MAX for v in hw):
+        raise ValueError(f"{who}: input H and W must be in [1, 2^31 - 1], got shape {tuple(input.shape)}")
 
 
-def _pair(value, name: str, fn: str, kind) -> tuple:
+# The kernels' largest length along H or W (int32 table indices).
+LENGTH_MAX = 2**31 - 1
+
+
+def _check_lengths(out, name: str, who: str, what: str = "") -> None:
+    """Output lengths that are ints must not exceed LENGTH_MAX (positivity is checked where each
+    argument is read); ``name`` is the argument they came from, ``what`` describes them."""
+    if any(isinstance(v, int) and v > LENGTH_MAX for v in out):
+        raise ValueError(f"{who}: {name} must give output H and W of at most 2^31 - 1, got {what}{tuple(out)}")
+
+
+def _pair(value, name: str, who: str, kind) -> tuple:
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
-            raise ValueError(f"twinops.{fn}: {name} must be a number or a pair (H, W), got {len(value)} values")
+            raise ValueError(f"{who}: {name} must be a number or a pair (H, W), got {len(value)} values")
         out = tuple(value)
     else:
         out = (value, value)
+    out = tuple(_int_tensor(v, name, who) if kind is int and isinstance(v, Tensor) else v for v in out)
     for v in out:
         if isinstance(v, bool) or not isinstance(v, (numbers.Number, torch.SymInt, torch.SymFloat)):
-            raise TypeError(f"twinops.{fn}: {name} must contain {kind.__name__}s, got {type(v).__name__}")
+            raise TypeError(f"{who}: {name} must contain {kind.__name__}s, got {type(v).__name__}")
     return out
 
 
-def _to_list(value, name: str, fn: str) -> Optional[list]:
+def _int_tensor(v: Tensor, name: str, who: str) -> int:
+    """A 0-d integer tensor as an int (F.interpolate accepts them as sizes)."""
+    if v.dim() != 0 or v.is_floating_point() or v.is_complex() or v.dtype == torch.bool:
+        raise TypeError(f"{who}: {name} must contain ints or 0-d integer tensors, got a {v.dim()}-D {v.dtype} tensor")
+    return int(v)
+
+
+def _to_list(value, name: str, who: str) -> Optional[list]:
     if value is None:
         return None
     if isinstance(value, Tensor):
         if value.dim() != 1:
-            raise ValueError(f"twinops.{fn}: {name} must be 1-D, got shape {tuple(value.shape)}")
+            raise ValueError(f"{who}: {name} must be 1-D, got shape {tuple(value.shape)}")
         return value.detach().cpu().tolist()
     if isinstance(value, np.ndarray):
         return value.reshape(-1).tolist()
     if isinstance(value, (list, tuple)):
         return list(value)
-    raise TypeError(f"twinops.{fn}: {name} must be a sequence or a 1-D tensor, got {type(value).__name__}")
+    raise TypeError(f"{who}: {name} must be a sequence or a 1-D tensor, got {type(value).__name__}")
 
 
 # ---------------------------------------------------------------------------------------
 # F.interpolate
 # ---------------------------------------------------------------------------------------
 
-def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias):
+def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias,
+                      who: str = "twinops.interpolate"):
     """Validates F.interpolate arguments; returns (output_size, ResizeAttrs)."""
-    fn = "interpolate"
-    _check_input(input, fn)
+    _check_input(input, who)
     if mode not in INTERPOLATE_MODES:
-        raise ValueError(f"twinops.interpolate: mode must be one of {', '.join(INTERPOLATE_MODES)} for 4-D input, "
+        raise ValueError(f"{who}: mode must be one of {', '.join(INTERPOLATE_MODES)} for 4-D input, "
                          f"got {mode!r}")
     if align_corners is not None:
         if mode not in ("bilinear", "bicubic"):
-            raise ValueError("twinops.interpolate: align_corners can only be set with mode 'bilinear' or 'bicubic', "
+            raise ValueError(f"{who}: align_corners can only be set with mode 'bilinear' or 'bicubic', "
                              f"got mode={mode!r}")
         if not isinstance(align_corners, bool):
-            raise TypeError(f"twinops.interpolate: align_corners must be a bool, got {type(align_corners).__name__}")
+            raise TypeError(f"{who}: align_corners must be a bool, got {type(align_corners).__name__}")
     align = bool(align_corners)
     if antialias and mode not in ("bilinear", "bicubic"):
-        raise ValueError(f"twinops.interpolate: antialias=True needs mode 'bilinear' or 'bicubic', got mode={mode!r}")
+        raise ValueError(f"{who}: antialias=True needs mode 'bilinear' or 'bicubic', got mode={mode!r}")
     if (size is None) == (scale_factor is None):
-        raise ValueError("twinops.interpolate: exactly one of size and scale_factor must be given"
+        raise ValueError(f"{who}: exactly one of size and scale_factor must be given"
                          + (", got both" if size is not None else ", got neither"))
     in_hw = (input.shape[2], input.shape[3])
     scales = (0.0, 0.0)
     if size is not None:
         if recompute_scale_factor is not None and recompute_scale_factor:
-            raise ValueError("twinops.interpolate: recompute_scale_factor is not meaningful with an explicit size")
-        out = _pair(size, "size", fn, int)
+            raise ValueError(f"{who}: recompute_scale_factor is not meaningful with an explicit size")
+        out = _pair(size, "size", who, int)
         for v in out:
             if isinstance(v, float) or (isinstance(v, numbers.Number) and not float(v).is_integer()):
-                raise TypeError(f"twinops.interpolate: size must contain ints, got {v!r}")
+                raise TypeError(f"{who}: size must contain ints, got {v!r}")
         out = tuple(int(v) if isinstance(v, numbers.Number) else v for v in out)
         for v in out:
             if isinstance(v, int) and v <= 0:
-                raise ValueError(f"twinops.interpolate: size must be positive, got {tuple(out)}")
+                raise ValueError(f"{who}: size must be positive, got {tuple(out)}")
+        _check_lengths(out, "size", who)
     else:
-        sf = _pair(scale_factor, "scale_factor", fn, float)
+        sf = _pair(scale_factor, "scale_factor", who, float)
         for v in sf:
             if not isinstance(v, (torch.SymFloat, torch.SymInt)) and not 0.0 < float(v) < math.inf:  # NaN fails too
-                raise ValueError(f"twinops.interpolate: scale_factor must be positive and finite, got {scale_factor!r}")
+                raise ValueError(f"{who}: scale_factor must be positive and finite, got {scale_factor!r}")
         # ATen's rule: out = floor(in * s) in double; the scale reaches the kernel unless recomputed.
         out = tuple(math.floor(torch.sym_float(i) * float(s)) for i, s in zip(in_hw, sf))
         for v in out:
             if isinstance(v, int) and v <= 0:
-                raise ValueError(f"twinops.interpolate: input size {tuple(in_hw)} times scale_factor {scale_factor!r} "
+                raise ValueError(f"{who}: input size {tuple(in_hw)} times scale_factor {scale_factor!r} "
                                  f"gives an empty output size {tuple(out)}")
+        _check_lengths(out, "scale_factor", who, f"input size {tuple(in_hw)} times {scale_factor!r} = ")
         if not recompute_scale_factor:
             scales = tuple(float(s) for s in sf)
     coord = "align_corners" if align else "half_pixel"
@@ -249,9 +312,14 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         (N, C, H_out, W_out) tensor, same dtype and device; differentiable (deterministic
         backward, also under ``torch.use_deterministic_algorithms(True)``).
     """
+    return _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias,
+                        "twinops.interpolate")
+
+
+def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias, who):
     out, attrs = _interpolate_plan(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
-                                   antialias)
-    return _resize_op(input, out, attrs)
+                                   antialias, who)
+    return _resize_op(input, out, attrs, who)
 
 
 # ---------------------------------------------------------------------------------------
@@ -264,11 +332,11 @@ def _finite(v: float) -> bool:
     return -math.inf < v < math.inf
 
 
-def _float32(v, name: str) -> float:
+def _float32(v, name: str, who: str) -> float:
     """v rounded to float32 (ONNX passes scales and roi as float32 tensors)."""
     v = float(v)
     if _finite(v) and abs(v) > 3.4028234663852886e38:  # FLT_MAX: struct would overflow
-        raise ValueError(f"twinops.resize: {name} must fit in float32, got {v!r}")
+        raise ValueError(f"{who}: {name} must fit in float32, got {v!r}")
     return struct.unpack("f", struct.pack("f", v))[0]
 
 
@@ -279,55 +347,55 @@ def _trunc(v):
 
 
 def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_transformation_mode, cubic_coeff_a,
-                 exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode):
+                 exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode,
+                 who: str = "twinops.resize"):
     """Validates ONNX Resize-19 arguments; returns (output_size, ResizeAttrs)."""
-    fn = "resize"
-    _check_input(input, fn)
+    _check_input(input, who)
     if mode not in ONNX_MODES:
-        raise ValueError(f"twinops.resize: mode must be one of {', '.join(ONNX_MODES)}, got {mode!r}")
+        raise ValueError(f"{who}: mode must be one of {', '.join(ONNX_MODES)}, got {mode!r}")
     if coordinate_transformation_mode not in COORDINATE_MODES:
-        raise ValueError("twinops.resize: coordinate_transformation_mode must be one of "
+        raise ValueError(f"{who}: coordinate_transformation_mode must be one of "
                          f"{', '.join(COORDINATE_MODES)}, got {coordinate_transformation_mode!r}")
     if nearest_mode not in NEAREST_MODES:
-        raise ValueError(f"twinops.resize: nearest_mode must be one of {', '.join(NEAREST_MODES)}, got {nearest_mode!r}")
+        raise ValueError(f"{who}: nearest_mode must be one of {', '.join(NEAREST_MODES)}, got {nearest_mode!r}")
     if keep_aspect_ratio_policy not in ASPECT_POLICIES:
-        raise ValueError("twinops.resize: keep_aspect_ratio_policy must be one of "
+        raise ValueError(f"{who}: keep_aspect_ratio_policy must be one of "
                          f"{', '.join(ASPECT_POLICIES)}, got {keep_aspect_ratio_policy!r}")
     for name, v in (("antialias", antialias), ("exclude_outside", exclude_outside)):
         if v not in (0, 1, True, False):
-            raise ValueError(f"twinops.resize: {name} must be 0 or 1, got {v!r}")
+            raise ValueError(f"{who}: {name} must be 0 or 1, got {v!r}")
     if antialias and mode == "nearest":
-        raise ValueError("twinops.resize: antialias=1 is not defined for mode 'nearest'")
+        raise ValueError(f"{who}: antialias=1 is not defined for mode 'nearest'")
     if not _finite(float(cubic_coeff_a)):
-        raise ValueError(f"twinops.resize: cubic_coeff_a must be finite, got {cubic_coeff_a!r}")
+        raise ValueError(f"{who}: cubic_coeff_a must be finite, got {cubic_coeff_a!r}")
 
     rank = 4
-    scales_l = _to_list(scales, "scales", fn)
-    sizes_l = _to_list(sizes, "sizes", fn)
-    roi_l = _to_list(roi, "roi", fn)
+    scales_l = _to_list(scales, "scales", who)
+    sizes_l = _to_list(sizes, "sizes", who)
+    roi_l = _to_list(roi, "roi", who)
     if scales_l is not None and len(scales_l) == 0:
         scales_l = None  # ONNX allows an empty scales input next to sizes
     if sizes_l is not None and len(sizes_l) == 0:
         sizes_l = None
     if (scales_l is None) == (sizes_l is None):
-        raise ValueError("twinops.resize: exactly one of scales and sizes must be given"
+        raise ValueError(f"{who}: exactly one of scales and sizes must be given"
                          + (", got both" if scales_l is not None else ", got neither"))
     if axes is None:
         axes_l = list(range(rank))
     else:
-        axes_l = [int(a) for a in _to_list(axes, "axes", fn)]
+        axes_l = [int(a) for a in _to_list(axes, "axes", who)]
         for a in axes_l:
             if not -rank <= a < rank:
-                raise ValueError(f"twinops.resize: axes must be in [-4, 3] for 4-D input, got {axes_l}")
+                raise ValueError(f"{who}: axes must be in [-4, 3] for 4-D input, got {axes_l}")
         axes_l = [a % rank for a in axes_l]
         if len(set(axes_l)) != len(axes_l):
-            raise ValueError(f"twinops.resize: axes must not repeat, got {axes_l}")
+            raise ValueError(f"{who}: axes must not repeat, got {axes_l}")
     given = scales_l if scales_l is not None else sizes_l
     name = "scales" if scales_l is not None else "sizes"
     if len(given) != len(axes_l):
-        raise ValueError(f"twinops.resize: {name} must have one entry per axis ({len(axes_l)}), got {len(given)}")
+        raise ValueError(f"{who}: {name} must have one entry per axis ({len(axes_l)}), got {len(given)}")
     if keep_aspect_ratio_policy != "stretch" and sizes_l is None:
-        raise ValueError("twinops.resize: keep_aspect_ratio_policy applies only with sizes")
+        raise ValueError(f"{who}: keep_aspect_ratio_policy applies only with sizes")
 
     # ints, or SymInts under torch.compile / torch.export (the TorchScript tracer hands out
     # 0-d tensors, whose float32 arithmetic would change int(scale * length): made ints).
@@ -335,27 +403,26 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
     full_roi = [0.0] * rank + [1.0] * rank
     if roi_l is not None and len(roi_l) > 0:
         if len(roi_l) != 2 * len(axes_l):
-            raise ValueError(f"twinops.resize: roi must have 2 * len(axes) = {2 * len(axes_l)} entries "
+            raise ValueError(f"{who}: roi must have 2 * len(axes) = {2 * len(axes_l)} entries "
                              f"(starts then ends), got {len(roi_l)}")
-        roi32 = [_float32(v, "roi") for v in roi_l]  # ONNX roi is a float32 tensor
+        roi32 = [_float32(v, "roi", who) for v in roi_l]  # ONNX roi is a float32 tensor
         if not all(_finite(v) for v in roi32):
-            raise ValueError(f"twinops.resize: roi must be finite, got {roi_l}")
+            raise ValueError(f"{who}: roi must be finite, got {roi_l}")
         for i, a in enumerate(axes_l):
             full_roi[a] = float(roi32[i])
             full_roi[rank + a] = float(roi32[len(axes_l) + i])
-    elif coordinate_transformation_mode == "tf_crop_and_resize":
-        raise ValueError("twinops.resize: coordinate_transformation_mode 'tf_crop_and_resize' needs roi")
+    # No roi with tf_crop_and_resize: the whole image (starts 0, ends 1), as ONNX Runtime takes it.
 
     def nc_error(out):
-        return ValueError(f"twinops.resize: only H and W (axes 2, 3) can be resized; the {name} for N and C "
+        return ValueError(f"{who}: only H and W (axes 2, 3) can be resized; the {name} for N and C "
                           f"must leave them unchanged (input shape {tuple(shape)}, output shape {tuple(out)})")
 
     # Per-axis scale (double; None = derived from the sizes as out/in, which the kernel does
     # itself, also for symbolic sizes) and output size, as onnx.reference computes them.
     if scales_l is not None:
-        s32 = [_float32(v, "scales") for v in scales_l]  # ONNX scales are a float32 tensor
+        s32 = [_float32(v, "scales", who) for v in scales_l]  # ONNX scales are a float32 tensor
         if not all(_finite(v) and v > 0 for v in s32):
-            raise ValueError(f"twinops.resize: scales must be positive and finite, got {scales_l}")
+            raise ValueError(f"{who}: scales must be positive and finite, got {scales_l}")
         scale = [1.0] * rank
         for i, a in enumerate(axes_l):
             scale[a] = s32[i]
@@ -364,11 +431,14 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
             raise nc_error([_trunc(scale[d] * shape[d]) for d in range(rank)])
     else:
         for v in sizes_l:
-            if isinstance(v, float) and not v.is_integer():
-                raise TypeError(f"twinops.resize: sizes must be integers, got {sizes_l}")
+            if isinstance(v, Tensor):
+                _int_tensor(v, "sizes", who)
+            elif isinstance(v, bool) or not isinstance(v, numbers.Number) or (isinstance(v, float)
+                                                                             and not v.is_integer()):
+                raise TypeError(f"{who}: sizes must be integers, got {sizes_l}")
         req = {a: int(sizes_l[i]) for i, a in enumerate(axes_l)}
         if any(v <= 0 for v in req.values()):
-            raise ValueError(f"twinops.resize: sizes must be positive, got {sizes_l}")
+            raise ValueError(f"{who}: sizes must be positive, got {sizes_l}")
         out = [req.get(d, shape[d]) for d in range(rank)]
         scale = [None] * rank
         if keep_aspect_ratio_policy != "stretch":
@@ -381,9 +451,10 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
             raise nc_error(out)
     for d in (0, 1):
         if (full_roi[d] != 0.0 or full_roi[rank + d] != 1.0) and coordinate_transformation_mode == "tf_crop_and_resize":
-            raise ValueError("twinops.resize: roi may crop only H and W (axes 2, 3)")
+            raise ValueError(f"{who}: roi may crop only H and W (axes 2, 3)")
+    _check_lengths(out[2:], name, who, f"input {tuple(shape)} resized to ")
     if any(isinstance(o, int) and o <= 0 for o in out[2:]):
-        raise ValueError(f"twinops.resize: the output size {tuple(out)} is empty; scales {scales_l} are too small "
+        raise ValueError(f"{who}: the output size {tuple(out)} is empty; scales {scales_l} are too small "
                          f"for input {tuple(shape)}")
     axis_scales = []
     for d in (2, 3):
@@ -441,10 +512,17 @@ def resize(input: Tensor, roi=None, scales=None, sizes=None, *, antialias: int =
         (N, C, H_out, W_out) tensor; output sizes follow ONNX (``int(scale * length)`` with
         scales, ``round(scale * length)`` under keep_aspect_ratio_policy).
     """
+    return _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformation_mode, cubic_coeff_a,
+                   exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode,
+                   "twinops.resize")
+
+
+def _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformation_mode, cubic_coeff_a, exclude_outside,
+            extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode, who):
     out, attrs = _resize_plan(input, roi, scales, sizes, antialias, axes, coordinate_transformation_mode,
                               cubic_coeff_a, exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode,
-                              nearest_mode)
-    return _resize_op(input, out, attrs)
+                              nearest_mode, who)
+    return _resize_op(input, out, attrs, who)
 
 
 # ---------------------------------------------------------------------------------------
@@ -452,6 +530,7 @@ def resize(input: Tensor, roi=None, scales=None, sizes=None, *, antialias: int =
 # ---------------------------------------------------------------------------------------
 
 torch.library.define("twinops::dynamic_resize", "(Tensor input, Tensor size_tensor, int align_corners) -> Tensor")
+_DYNAMIC_OP = "torch.ops.twinops.dynamic_resize"
 
 
 def _dynamic_attrs(align_corners: int) -> ResizeAttrs:
@@ -461,11 +540,19 @@ def _dynamic_attrs(align_corners: int) -> ResizeAttrs:
 
 @torch.library.impl("twinops::dynamic_resize", "CompositeExplicitAutograd")
 def _dynamic_resize_impl(input, size_tensor, align_corners):
-    return _resize_op(input, size_tensor.shape[-2:], _dynamic_attrs(align_corners))
+    return _resize_op(input, size_tensor.shape[-2:], _dynamic_attrs(align_corners), _DYNAMIC_OP)
 
 
 @torch.library.register_fake("twinops::dynamic_resize")
 def _dynamic_resize_fake(input, size_tensor, align_corners):
+    if input.dim() != 4 or size_tensor.dim() < 2:
+        raise RuntimeError(f"{_DYNAMIC_OP}: input must be 4-D and size_tensor at least 2-D, got "
+                           f"{tuple(input.shape)} and {tuple(size_tensor.shape)}")
+    try:
+        torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(size_tensor.shape[-2:]),
+                                        *_dynamic_attrs(align_corners).op_args())
+    except RuntimeError as e:
+        raise _renamed(e, _DYNAMIC_OP) from None
     shape = (input.shape[0], input.shape[1], size_tensor.shape[-2], size_tensor.shape[-1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
 
@@ -495,22 +582,30 @@ def dynamic_resize(input: Tensor, size_tensor: Tensor, align_corners: bool = Fal
         size_tensor: tensor of rank >= 2 on input's device; its last two dims are (H_out, W_out).
         align_corners: as in F.interpolate (default False).
     """
-    _check_input(input, "dynamic_resize")
+    return _dynamic_resize(input, size_tensor, align_corners, "twinops.dynamic_resize")
+
+
+def _dynamic_resize(input, size_tensor, align_corners, who):
+    _check_input(input, who)
     if not isinstance(size_tensor, Tensor):
-        raise TypeError(f"twinops.dynamic_resize: size_tensor must be a torch.Tensor, got {type(size_tensor).__name__}")
+        raise TypeError(f"{who}: size_tensor must be a torch.Tensor, got {type(size_tensor).__name__}")
     if size_tensor.dim() < 2:
-        raise ValueError("twinops.dynamic_resize: size_tensor must have at least 2 dims (its last two are the output "
+        raise ValueError(f"{who}: size_tensor must have at least 2 dims (its last two are the output "
                          f"H, W), got shape {tuple(size_tensor.shape)}")
     if size_tensor.device != input.device:
-        raise ValueError(f"twinops.dynamic_resize: size_tensor is on {size_tensor.device} but input is on "
+        raise ValueError(f"{who}: size_tensor is on {size_tensor.device} but input is on "
                          f"{input.device}; both must be on the same device")
     for v in size_tensor.shape[-2:]:
         if isinstance(v, int) and v <= 0:
-            raise ValueError("twinops.dynamic_resize: size_tensor's last two dims (the output size) must be positive, "
+            raise ValueError(f"{who}: size_tensor's last two dims (the output size) must be positive, "
                              f"got {tuple(size_tensor.shape[-2:])}")
     if not isinstance(align_corners, bool):
-        raise TypeError(f"twinops.dynamic_resize: align_corners must be a bool, got {type(align_corners).__name__}")
-    return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
+        raise TypeError(f"{who}: align_corners must be a bool, got {type(align_corners).__name__}")
+    _check_lengths(tuple(size_tensor.shape[-2:]), "size_tensor", who, "last two dims ")
+    try:
+        return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
+    except RuntimeError as e:
+        raise _renamed(e, who) from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -527,12 +622,17 @@ class Interpolate(torch.nn.Module):
         self.align_corners, self.recompute_scale_factor, self.antialias = align_corners, recompute_scale_factor, antialias
 
     def forward(self, input: Tensor) -> Tensor:
-        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                           self.recompute_scale_factor, self.antialias)
+        return _interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                            self.recompute_scale_factor, self.antialias, "twinops.Interpolate")
 
     def extra_repr(self) -> str:
         return (f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}, "
                 f"align_corners={self.align_corners}, antialias={self.antialias}")
+
+
+_RESIZE_DEFAULTS = dict(antialias=0, axes=None, coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
+                        exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
+                        mode="nearest", nearest_mode="round_prefer_floor")
 
 
 class Resize(torch.nn.Module):
@@ -548,7 +648,12 @@ class Resize(torch.nn.Module):
         self.roi, self.scales, self.sizes, self.attributes = roi, scales, sizes, dict(attributes)
 
     def forward(self, input: Tensor) -> Tensor:
-        return resize(input, self.roi, self.scales, self.sizes, **self.attributes)
+        kw = {**_RESIZE_DEFAULTS, **self.attributes}
+        unknown = sorted(set(kw) - set(_RESIZE_DEFAULTS))
+        if unknown:
+            raise TypeError(f"twinops.Resize: unknown attribute(s) {', '.join(unknown)} (expected some of "
+                            f"{', '.join(_RESIZE_DEFAULTS)})")
+        return _resize(input, self.roi, self.scales, self.sizes, who="twinops.Resize", **kw)
 
 
 class DynamicResize(torch.nn.Module):
@@ -559,4 +664,4 @@ class DynamicResize(torch.nn.Module):
         self.align_corners = align_corners
 
     def forward(self, input: Tensor, size_tensor: Tensor) -> Tensor:
-        return dynamic_resize(input, size_tensor, self.align_corners)
+        return _dynamic_resize(input, size_tensor, self.align_corners, "twinops.DynamicResize")

@@ -83,6 +83,10 @@ const char* check_params(const Params& p) {
   if (!std::isfinite(p.cubic_a)) return "cubic_coeff_a must be finite";
   if (p.pytorch && p.coord != kHalfPixel && p.coord != kAlignCorners && p.coord != kAsymmetric)
     return "pytorch arithmetic supports only half_pixel, align_corners and asymmetric coordinates";
+  // ATen's optional scale: 0 stands for "not given"; a negative one is no scale at all, and
+  // must not quietly fall back to in/out as 0 does.
+  if (p.pytorch && (p.h.scale < 0.0 || p.w.scale < 0.0))
+    return "scales must be >= 0 with pytorch=1 (0: not given, the kernel uses input/output)";
   if (!p.pytorch && p.mode != kArea) {
     // ONNX divides by the scale: it must be positive once derived.
     if (p.h.scale < 0.0 || p.w.scale < 0.0) return "scales must be positive";

@@ -24,13 +24,14 @@ std::string shape_str(at::IntArrayRef s) {
   return r + ")";
 }
 
-resize::Params make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const ResizeArgs& a) {
+// Messages start with the op the caller named (`who`, e.g. "torch.ops.twinops.resize").
+resize::Params make_params(const std::string& who, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                           const ResizeArgs& a) {
   if (a.scales.size() != 2)
-    fail("twinops.resize: scales must have 2 entries (H, W), got " + std::to_string(a.scales.size()));
+    fail(who + ": scales must have 2 entries (H, W), got " + std::to_string(a.scales.size()));
   if (a.roi.size() != 4)
-    fail("twinops.resize: roi must have 4 entries (h_start, w_start, h_end, w_end), got " +
-         std::to_string(a.roi.size()));
-  if (out_h <= 0 || out_w <= 0) fail("twinops.resize: output_size must be positive, got " + shape_str({out_h, out_w}));
+    fail(who + ": roi must have 4 entries (h_start, w_start, h_end, w_end), got " + std::to_string(a.roi.size()));
+  if (out_h <= 0 || out_w <= 0) fail(who + ": output_size must be positive, got " + shape_str({out_h, out_w}));
   // The rest of the translation is shared with the TensorRT plugins.
   resize::ResizeAttrs attrs;
   attrs.mode = a.mode;
@@ -45,18 +46,36 @@ resize::Params make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t ou
   attrs.pytorch = a.pytorch;
   resize::Params p;
   const std::string err = resize::make_params(in_h, in_w, out_h, out_w, attrs, &p);
-  if (!err.empty()) fail("twinops.resize: " + err);
+  if (!err.empty()) fail(who + ": " + err);
   return p;
 }
 
-void check_tensor(const at::Tensor& t, const char* name) {
-  if (t.dim() != 4)
-    fail(std::string("twinops.resize: ") + name + " must be a 4-D (N, C, H, W) tensor, got " +
-         std::to_string(t.dim()) + "-D");
-  const auto s = t.scalar_type();
+void check_tensor(const std::string& who, int64_t dim, at::ScalarType s, const char* name) {
+  if (dim != 4) fail(who + ": " + name + " must be a 4-D (N, C, H, W) tensor, got " + std::to_string(dim) + "-D");
   if (s != at::kFloat && s != at::kDouble && s != at::kHalf && s != at::kBFloat16)
-    fail(std::string("twinops.resize: ") + name + " must be float32, float64, float16 or bfloat16, got " +
-         c10::toString(s));
+    fail(who + ": " + name + " must be float32, float64, float16 or bfloat16, got " + c10::toString(s));
+}
+
+const std::string kForward = "torch.ops.twinops.resize";
+const std::string kBackward = "torch.ops.twinops.resize_backward";
+
+// Every check of the forward / backward op that needs no tensor data: the CPU and CUDA
+// kernels run it through prepare_*, the fake kernels through twinops::_resize_check.
+resize::Params check_forward(at::IntArrayRef in_shape, at::ScalarType dtype, at::IntArrayRef output_size,
+                             const ResizeArgs& a) {
+  check_tensor(kForward, static_cast<int64_t>(in_shape.size()), dtype, "input");
+  if (output_size.size() != 2) fail(kForward + ": output_size must have 2 entries (H, W)");
+  return make_params(kForward, in_shape[2], in_shape[3], output_size[0], output_size[1], a);
+}
+
+resize::Params check_backward(at::IntArrayRef grad_shape, at::ScalarType dtype, at::IntArrayRef input_size,
+                              const ResizeArgs& a) {
+  check_tensor(kBackward, static_cast<int64_t>(grad_shape.size()), dtype, "grad_output");
+  if (input_size.size() != 4) fail(kBackward + ": input_size must have 4 entries (N, C, H, W)");
+  if (input_size[0] != grad_shape[0] || input_size[1] != grad_shape[1])
+    fail(kBackward + ": grad_output " + shape_str(grad_shape) + " does not match input_size " +
+         shape_str(input_size) + " in N and C");
+  return make_params(kBackward, input_size[2], input_size[3], grad_shape[2], grad_shape[3], a);
 }
 
 resize::Geometry make_geometry(const at::Tensor& in, const at::Tensor& out) {
@@ -78,10 +97,8 @@ at::Tensor dense_like(const at::Tensor& src, at::IntArrayRef shape, bool channel
 }  // namespace
 
 Prepared prepare_forward(const at::Tensor& input, at::IntArrayRef output_size, const ResizeArgs& a) {
-  check_tensor(input, "input");
-  if (output_size.size() != 2) fail("twinops.resize: output_size must have 2 entries (H, W)");
   Prepared r;
-  r.params = make_params(input.size(2), input.size(3), output_size[0], output_size[1], a);
+  r.params = check_forward(input.sizes(), input.scalar_type(), output_size, a);
   r.channels_last = input.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
   r.result = dense_like(input, {input.size(0), input.size(1), output_size[0], output_size[1]}, r.channels_last);
   r.geometry = make_geometry(input, r.result);
@@ -89,13 +106,8 @@ Prepared prepare_forward(const at::Tensor& input, at::IntArrayRef output_size, c
 }
 
 Prepared prepare_backward(const at::Tensor& grad_output, at::IntArrayRef input_size, const ResizeArgs& a) {
-  check_tensor(grad_output, "grad_output");
-  if (input_size.size() != 4) fail("twinops.resize_backward: input_size must have 4 entries (N, C, H, W)");
-  if (input_size[0] != grad_output.size(0) || input_size[1] != grad_output.size(1))
-    fail("twinops.resize_backward: grad_output " + shape_str(grad_output.sizes()) +
-         " does not match input_size " + shape_str(input_size) + " in N and C");
   Prepared r;
-  r.params = make_params(input_size[2], input_size[3], grad_output.size(2), grad_output.size(3), a);
+  r.params = check_backward(grad_output.sizes(), grad_output.scalar_type(), input_size, a);
   r.channels_last = grad_output.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
   r.result = dense_like(grad_output, input_size, r.channels_last);
   r.geometry = make_geometry(r.result, grad_output);  // in_stride: unused; out_stride: grad_output
@@ -135,6 +147,18 @@ at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef in
   return run<true>(grad_output, input_size, TWIN_RESIZE_ATTR_ARGS);
 }
 
+// `op` is "resize" or "resize_backward"; `shape` / `dtype` describe the op's tensor argument and
+// `size` is its output_size / input_size. Raises exactly what that op would raise.
+void resize_check(c10::string_view op, at::IntArrayRef shape, at::ScalarType dtype, at::IntArrayRef size,
+                  TWIN_RESIZE_ATTR_PARAMS) {
+  if (op == "resize")
+    check_forward(shape, dtype, size, TWIN_RESIZE_ATTR_ARGS);
+  else if (op == "resize_backward")
+    check_backward(shape, dtype, size, TWIN_RESIZE_ATTR_ARGS);
+  else
+    fail("torch.ops.twinops._resize_check: op must be 'resize' or 'resize_backward', got '" + std::string(op) + "'");
+}
+
 }  // namespace
 
 TORCH_LIBRARY(twinops, m) {
@@ -146,6 +170,12 @@ TORCH_LIBRARY(twinops, m) {
       "resize_backward(Tensor grad_output, SymInt[4] input_size, str mode, str coordinate_transformation_mode, "
       "str nearest_mode, float cubic_coeff_a, int exclude_outside, int antialias, float[2] scales, float[4] roi, "
       "float extrapolation_value, int pytorch) -> Tensor");
+  // The fake kernels' checks (ops/resize.py): tensor-free, so it runs under FakeTensorMode too.
+  m.def(
+      "_resize_check(str op, int[] shape, ScalarType dtype, int[] size, str mode, str coordinate_transformation_mode, "
+      "str nearest_mode, float cubic_coeff_a, int exclude_outside, int antialias, float[] scales, float[] roi, "
+      "float extrapolation_value, int pytorch) -> ()",
+      &resize_check);
 }
 
 TORCH_LIBRARY_IMPL(twinops, CPU, m) {

@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -138,6 +140,17 @@ std::string check_io(const ResizeSpec& s, int32_t nb_inputs, int32_t nb_shape_in
 
 namespace {
 
+// The kernels index H and W with int32 (check_params in resize_host.cpp).
+constexpr int64_t kLengthMax = std::numeric_limits<int32_t>::max();
+// Scales whose floor(in * scale) can be a length in [1, 2^31 - 1] for some in in [1, 2^31 - 1].
+constexpr double kScaleMin = 1.0 / 2147483648.0, kScaleMax = 2147483648.0;
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
 // floor(dim * num / 2^e) for a symbolic dim when dim * num may not fit a DimValue (TensorRT
 // 8.6's dimension expressions are 32-bit): dim is multiplied by num digit by digit in base
 // 2^bits (schoolbook, with carries), so every partial result stays below 2^31 whenever the
@@ -183,8 +196,13 @@ std::string scaled_dim(double scale, const IDimensionExpr* dim, nvinfer1::IExprB
                        const IDimensionExpr** out) {
   resize::Ratio r;
   constexpr int64_t kMax = std::numeric_limits<DimValue>::max();
-  const std::string bad = std::string("the ") + axis + " scale " + std::to_string(scale);
+  const std::string bad = std::string("the ") + axis + " scale " + num(scale);
+  if (!(scale > 0.0) || !std::isfinite(scale)) return bad + " is not a positive finite number";
+  if (scale < kScaleMin || scale > kScaleMax)
+    return bad + " is outside the supported range [2^-31, 2^31] (output lengths are at most 2^31 - 1)";
   if (!resize::exact_ratio(scale, &r)) return bad + " is not a positive finite number";
+  if (dim->isConstant() && dim->getConstantValue() < 0)
+    return std::string("the ") + axis + " input length " + std::to_string(dim->getConstantValue()) + " is negative";
   if (dim->isConstant()) {
     int64_t v = 0;
     if (!resize::scaled_length(dim->getConstantValue(), scale, &v) || v > kMax)
@@ -227,8 +245,14 @@ std::string output_dims(const ResizeSpec& s, const nvinfer1::DimsExprs* inputs, 
     if (shape_inputs[0].nbDims != 2)
       return who + ": the shape input sizes must hold 2 values (H_out, W_out), got " +
              std::to_string(shape_inputs[0].nbDims);
-    out->d[2] = shape_inputs[0].d[0];
-    out->d[3] = shape_inputs[0].d[1];
+    for (int k = 0; k < 2; ++k) {
+      const IDimensionExpr* e = shape_inputs[0].d[k];
+      // Symbolic values are bounded by the profile in check_profile (configurePlugin).
+      if (e != nullptr && e->isConstant() && (e->getConstantValue() < 0 || e->getConstantValue() > kLengthMax))
+        return who + ": the shape input sizes holds " + (k == 0 ? "H_out = " : "W_out = ") +
+               std::to_string(e->getConstantValue()) + "; the supported output lengths are [0, 2^31 - 1]";
+      out->d[2 + k] = e;
+    }
     return "";
   }
   if (s.kind == Kind::kDynamicTRTResize) {  // (b)
@@ -291,10 +315,36 @@ bool supports(const ResizeSpec& s, int32_t pos, int32_t nb_inputs, const DataTyp
   return true;
 }
 
+std::string check_profile(const ResizeSpec& s, const nvinfer1::Dims& in_min, const nvinfer1::Dims& in_max,
+                          const nvinfer1::Dims& out_min, const nvinfer1::Dims& out_max) {
+  const std::string who = kind_name(s.kind);
+  const nvinfer1::Dims* dims[4] = {&in_min, &in_max, &out_min, &out_max};
+  for (const nvinfer1::Dims* d : dims)
+    if (d->nbDims != 4)
+      return who + ": input and output must be 4-D (N, C, H, W), got " + std::to_string(d->nbDims) + "-D";
+  for (int k = 0; k < 2; ++k) {
+    const char* axis = k == 0 ? "H" : "W";
+    if (in_min.d[2 + k] < 0)
+      return who + ": the input " + axis + " length is negative (" + std::to_string(in_min.d[2 + k]) +
+             ") in the profile";
+    if (out_min.d[2 + k] < 0)
+      return who + ": the output " + axis + " length is negative (" + std::to_string(out_min.d[2 + k]) +
+             ") in the profile (check the values of the shape input sizes)";
+    if (in_max.d[2 + k] > kLengthMax)
+      return who + ": the input " + axis + " length reaches " + std::to_string(in_max.d[2 + k]) +
+             " in the profile; the supported lengths are [1, 2^31 - 1]";
+    if (out_max.d[2 + k] > kLengthMax)
+      return who + ": the output " + axis + " length reaches " + std::to_string(out_max.d[2 + k]) +
+             " in the profile; the supported lengths are [1, 2^31 - 1] (check the values of the shape input sizes "
+             "and the scales)";
+  }
+  return "";
+}
+
 size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const nvinfer1::Dims& in_max,
                        const nvinfer1::Dims& out_min, const nvinfer1::Dims& out_max) {
-  (void)in_min;
-  if (in_max.nbDims != 4 || out_min.nbDims != 4 || out_max.nbDims != 4) return 0;
+  // No shape of an out-of-range profile can run (configurePlugin says why): no workspace for it.
+  if (!check_profile(s, in_min, in_max, out_min, out_max).empty()) return 0;
   // workspace_layout (forward): per axis an int32 `first` and `taps` opmath weights per
   // output index, each table 16-byte aligned, widths padded by pad_table_widths. Taps grow
   // with in / out (antialias, area) and never with out, so (in_max, out_min) bounds them;

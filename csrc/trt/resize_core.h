@@ -57,7 +57,13 @@ std::string output_type(nvinfer1::DataType in0, nvinfer1::DataType* out);
 bool supports(const ResizeSpec& s, int32_t pos, int32_t nb_inputs, const nvinfer1::DataType* types,
               const nvinfer1::TensorFormat* formats);
 
-// Workspace bound over every input / output shape in [min, max] (input 0 and output 0).
+// The profile of input 0 / output 0 (build time): lengths of H and W in [0, 2^31 - 1] (the
+// kernels' int32 range); "" or a message naming the axis, the value and the supported range.
+std::string check_profile(const ResizeSpec& s, const nvinfer1::Dims& in_min, const nvinfer1::Dims& in_max,
+                          const nvinfer1::Dims& out_min, const nvinfer1::Dims& out_max);
+
+// Workspace bound over every input / output shape in [min, max] (input 0 and output 0); 0 for
+// a profile that check_profile refuses.
 size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const nvinfer1::Dims& in_max,
                        const nvinfer1::Dims& out_min, const nvinfer1::Dims& out_max);
 

@@ -51,6 +51,7 @@ int32_t ResizePluginV3::configurePlugin(const DynamicPluginTensorDesc* in, int32
     const int32_t shape_inputs = spec_.kind == Kind::kTwinopsResize && nb_inputs == 1 ? 1 : 0;
     std::string err = in == nullptr || out == nullptr ? "null tensor descriptions" : check_io(spec_, nb_inputs, shape_inputs, nb_outputs);
     if (err.empty() && in[0].desc.type != out[0].desc.type) err = "output type differs from the input type";
+    if (err.empty()) err = check_profile(spec_, in[0].min, in[0].max, out[0].min, out[0].max);
     if (!err.empty()) {
       log_error(name_ + " configurePlugin: " + err);
       return 1;

@@ -104,6 +104,9 @@ void ResizePluginV2::configurePlugin(const DynamicPluginTensorDesc* in, int32_t 
                                      const DynamicPluginTensorDesc* out, int32_t nb_outputs) noexcept {
   guarded<int>(name_ + " configurePlugin", 0, [&] {
     std::string err = in == nullptr || out == nullptr ? "null tensor descriptions" : check_io(spec_, nb_inputs, 0, nb_outputs);
+    // V2's configurePlugin has no status: the error is logged, and workspace_bound gives such a
+    // profile no workspace.
+    if (err.empty()) err = check_profile(spec_, in[0].min, in[0].max, out[0].min, out[0].max);
     if (!err.empty()) {
       log_error(name_ + " configurePlugin: " + err);
       return 0;
