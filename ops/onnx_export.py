@@ -257,7 +257,8 @@ def exact_size_model(scales: Sequence[float], axes: Sequence[bool] = (True, True
     nodes.append(helper.make_node("Identity", [y], ["sizes"]))
     graph = helper.make_graph(nodes, "twinops_exact_sizes", [helper.make_tensor_value_info("hw", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("sizes", TensorProto.INT64, [2])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    # IR 8 is the oldest that carries opset 18, so older runtimes load it too
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
 
 
 def _tag_traced_size(output: torch.Tensor, recompute_scale_factor=None, frozen: Optional[str] = None) -> None:
