@@ -204,9 +204,14 @@ def _emit_exact_sizes(emit, hw, scales: Sequence[float], axes: Sequence[bool], s
 
     ``emit(op_type, inputs, attrs)`` adds one node and returns its output, ``emit("Constant",
     [], {"value": array})`` a constant; ``hw`` is the int64 ``[H, W]`` value. Rebuilt axes get
-    ``floor(in * s)``, the others ``static`` (their constant lengths). Ops: Reshape, Greater,
-    Where, ReduceSum, Mul, Add, Div (int64 only, so TensorRT can evaluate it as shape arithmetic).
+    ``floor(in * s)``, the others ``static`` (their constant lengths). Only Gather, ReduceSum and
+    elementwise int64 ops (Sub, Max, Mul, Add, Div): the layers TensorRT computes shape
+    tensors with (IGatherLayer, IReduceLayer, IElementWiseLayer), so it can evaluate the sizes
+    at build time; a comparison ``in > t`` is ``max(d, 0) / max(d, 1)`` with ``d = in - t``, not a
+    bool tensor. Needs opset >= 12 (Max of int64).
     """
+    if opset < 12:
+        raise ValueError(f"twinops ONNX export: rebuilding a dynamic output size needs opset_version >= 12, got {opset}")
     c = exact_size_constants(scales, axes)
 
     def const(a):
@@ -214,9 +219,12 @@ def _emit_exact_sizes(emit, hw, scales: Sequence[float], axes: Sequence[bool], s
 
     b = emit("Mul", [hw, const(c["ml"])], {}) if c["ml"].any() else None
     if c["thresholds"].shape[1]:
-        column = emit("Reshape", [hw, const([2, 1])], {})
-        passed = emit("Greater", [column, const(c["thresholds"])], {})
-        picked = emit("Where", [passed, const(c["weights"]), const(0)], {})
+        column = emit("Gather", [hw, const([[0], [1]])], {"axis": 0})  # [2, 1], broadcast against [2, J]
+        # max(d, 0) / max(d, 1) is [d > 0]; min(max(d, 0), 1) would be fused into a Clip by onnxscript's
+        # optimizer, and Clip is not a layer TensorRT computes shape tensors with
+        d = emit("Sub", [column, const(c["thresholds"])], {})
+        passed = emit("Div", [emit("Max", [d, const(0)], {}), emit("Max", [d, const(1)], {})], {})
+        picked = emit("Mul", [passed, const(c["weights"])], {})
         if opset >= 13:
             t = emit("ReduceSum", [picked, const([1])], {"keepdims": 0})
         else:
