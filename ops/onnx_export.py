@@ -8,9 +8,12 @@ Nodes (domain ``twinops``; the op_type is the TensorRT plugin name):
   nearest_mode (STRING), cubic_coeff_a (FLOAT), exclude_outside, antialias (INT), scales (FLOATS, 2),
   roi (FLOATS, 4), extrapolation_value (FLOAT), pytorch (INT) and
   tensorrt_plugin_shape_input_indices (INTS = [1], so a TensorRT IPluginV3 receives the *values*
-  of ``sizes``).
+  of ``sizes``). A dynamic ``sizes`` is computed from ``Shape(X)`` in int64 exactly as eager
+  computes it (:func:`exact_size_constants`).
 * ``DynamicTRTResize(input, size_tensor) -> output`` for ``torch.ops.twinops.dynamic_resize``,
   attribute align_corners (INT); MMDeploy's contract (only ``size_tensor``'s shape is read).
+
+Both carry ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see :func:`_plugin_attributes`.
 
 Usage::
 
@@ -42,6 +45,11 @@ __all__ = [
     "onnx_translation_table",
     "onnx_reference_ops",
     "export_onnx",
+    "exact_size_constants",
+    "exact_size_model",
+    "MAX_INPUT_LENGTH",
+    "PLUGIN_VERSION",
+    "PLUGIN_NAMESPACE",
 ]
 
 DOMAIN = "twinops"
