@@ -8,9 +8,12 @@ Nodes (domain ``twinops``; the op_type is the TensorRT plugin name):
   nearest_mode (STRING), cubic_coeff_a (FLOAT), exclude_outside, antialias (INT), scales (FLOATS, 2),
   roi (FLOATS, 4), extrapolation_value (FLOAT), pytorch (INT) and
   tensorrt_plugin_shape_input_indices (INTS = [1], so a TensorRT IPluginV3 receives the *values*
-  of ``sizes``).
+  of ``sizes``). A dynamic ``sizes`` is computed from ``Shape(X)`` in int64 exactly as eager
+  computes it (:func:`exact_size_constants`).
 * ``DynamicTRTResize(input, size_tensor) -> output`` for ``torch.ops.twinops.dynamic_resize``,
   attribute align_corners (INT); MMDeploy's contract (only ``size_tensor``'s shape is read).
+
+Both carry ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see :func:`_plugin_attributes`.
 
 Usage::
 
@@ -25,6 +28,7 @@ import io
 import math
 import os
 import warnings
+from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -41,6 +45,11 @@ __all__ = [
     "onnx_translation_table",
     "onnx_reference_ops",
     "export_onnx",
+    "exact_size_constants",
+    "exact_size_model",
+    "MAX_INPUT_LENGTH",
+    "PLUGIN_VERSION",
+    "PLUGIN_NAMESPACE",
 ]
 
 DOMAIN = "twinops"
@@ -48,8 +57,18 @@ RESIZE_OP_TYPE = "TwinopsResize"
 DYNAMIC_RESIZE_OP_TYPE = "DynamicTRTResize"
 _DOMAIN_VERSION = 1
 
-# ONNX TensorProto data types (avoid importing onnx for three integers).
-_INT64, _DOUBLE = 7, 11
+# ONNX TensorProto data types (avoid importing onnx for a few integers).
+_FLOAT, _INT64, _FLOAT16, _DOUBLE, _BFLOAT16 = 1, 7, 10, 11, 16
+_FLOAT_TYPE_IDS = (_FLOAT, _FLOAT16, _DOUBLE, _BFLOAT16)
+
+# TensorRT's ONNX parser looks a plugin creator up by (op_type, plugin_version, plugin_namespace);
+# see _plugin_attributes for why the nodes carry both explicitly.
+PLUGIN_VERSION = "1"
+PLUGIN_NAMESPACE = ""
+
+# Exact in-graph sizes hold for every input length up to this one (see exact_size_constants).
+MAX_INPUT_LENGTH = 2**31 - 1
+_MAX_OUTPUT_LENGTH = 2**52
 
 
 # ---------------------------------------------------------------------------------------
@@ -84,22 +103,201 @@ def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Seque
     return out
 
 
-def _recompute_axes(scales: Sequence[float], dynamic: Sequence[bool], pytorch: int) -> List[bool]:
-    """Axes whose output length is rebuilt in the graph as ``floor(in * scale)`` in double.
+def _recompute_axes(scales: Sequence[float], dynamic: Sequence[bool]) -> List[bool]:
+    """Axes whose output length is rebuilt in the graph as eager's ``floor(in * scale)``.
 
-    That is F.interpolate's rule, and twinops.interpolate stores a scale (> 0) exactly when it
-    derived the output size from it, so with ``pytorch=1`` a dynamic axis with a scale is that
-    case. When every axis has a scale, all are rebuilt (the static one evaluates to its constant)
-    so ``sizes`` is one Shape -> Gather -> Cast -> Mul -> Floor -> Cast chain.
+    A scale > 0 on the op is the one eager derived the output length from: twinops.interpolate
+    stores F.interpolate's scale factor exactly then (``pytorch=1``; area too), twinops.resize its
+    float32 ONNX scale (``pytorch=0``; 0 when ``sizes`` were given). A static axis keeps its
+    constant, which is the same number.
     """
-    if not pytorch:
-        return [False] * len(scales)
-    has_scale = [float(s) > 0 for s in scales]
-    flags = [h and d for h, d in zip(has_scale, dynamic)]
-    if any(flags) and all(has_scale):
-        return [True] * len(scales)
-    return flags
+    return [float(s) > 0 and d for s, d in zip(scales, dynamic)]
 
+
+# ---------------------------------------------------------------------------------------
+# output sizes rebuilt in the graph: floor(in * s) exactly as eager computes it, in int64
+# ---------------------------------------------------------------------------------------
+
+def _plugin_attributes() -> Dict[str, str]:
+    """``plugin_version`` and ``plugin_namespace`` node attributes, written explicitly on every node.
+
+    onnx-tensorrt's FallbackPluginImporter looks the creator up as ``(op_type,
+    plugin_version or "1", plugin_namespace or "")`` (release/8.6-GA ``builtin_op_importers.cpp``;
+    the 10.0 - 10.9 ``onnxOpImporters.cpp``). Newer parsers (their ``onnxOpCheckers.cpp`` and
+    importer, reported from 10.10 on, and 11.x) retry with the node's *domain* as the namespace
+    when that first lookup finds nothing. The twinops creators are registered in namespace ""
+    and the nodes live in domain ``twinops``: with both attributes explicit the first lookup is
+    ``(op_type, "1", "")`` on every parser and finds twinops' creator; the domain retry only runs
+    when no such creator is registered (the library not loaded), where it can only find a creator
+    someone registered under namespace "twinops". ``twinops.plugin_host`` selects by the same rule.
+    """
+    return {"plugin_version": PLUGIN_VERSION, "plugin_namespace": PLUGIN_NAMESPACE}
+
+
+def exact_size_constants(scales: Sequence[float], axes: Sequence[bool] = (True, True)) -> Dict[str, np.ndarray]:
+    """int64 constants of the graph that computes ``floor(in * s)`` as eager does, per axis.
+
+    Eager multiplies the input length by the scale in double and floors the rounded product
+    (F.interpolate's ``floor(float(in) * scale_factor)``; twinops.resize's
+    ``int(float32_scale * in)``), so the graph must reproduce that rounding, not just the exact
+    floor (``10 * 0.7`` rounds to ``7.0`` in double). With ``s = M / 2^K`` (``M`` an integer,
+    the double's binary fraction), ``P = in * s`` and ``F = floor(P)``: the double nearest ``P`` is
+    ``F + 1`` exactly when ``F + 1 - P <= ulp(P) / 2`` (a tie goes to ``F + 1``, whose last
+    significand bit is 0 while ``P < 2^52``), i.e. when ``2^K - (in * M mod 2^K) <= T`` with
+    ``T = 2^(K + c - 53)``, ``c = floor(log2 P)``. Both cases are one expression::
+
+        out = floor((in * M + T) / 2^K)
+
+    ``T`` (0 while ``K + c < 53``) doubles at each binade of ``P``; the binade boundaries are the
+    input lengths ``ceil(2^j / s)``, known at export time, so ``T`` is a sum of weights over the
+    boundaries ``in`` has passed. ``in * M`` can need 84 bits, so ``M = Mh * 2^L + Ml`` and
+    ``out = floor((in * Mh + floor((in * Ml + T) / 2^L)) / 2^(K - L))``, every term below 2^58.
+
+    Args:
+        scales: one positive finite double per axis (H, W).
+        axes: which axes are rebuilt; the others get zero constants (their size is added later).
+
+    Returns:
+        dict of int64 arrays: ``mh``, ``ml``, ``div_l``, ``div_kl`` of shape (2,) and
+        ``thresholds`` (``ceil(2^j / s) - 1``, compared with ``>``), ``weights`` of shape (2, J)
+        (J >= 0; missing entries padded with an unreachable threshold and weight 0).
+
+    Raises:
+        ValueError: a rebuilt scale is not positive and finite, or so large that
+        ``MAX_INPUT_LENGTH * s`` reaches 2^52 (no tensor is that long), or so small that every
+        output length would be 0.
+    """
+    rows = []
+    for s, on in zip(scales, axes):
+        if not on:
+            rows.append((0, 0, 1, 1, []))
+            continue
+        s = float(s)
+        if not 0.0 < s < math.inf:
+            raise ValueError(f"twinops ONNX export: a scale rebuilt in the graph must be positive and finite, got {s!r}")
+        if MAX_INPUT_LENGTH * Fraction(s) >= _MAX_OUTPUT_LENGTH:
+            raise ValueError(f"twinops ONNX export: scale {s!r} is too large to rebuild the output size exactly in "
+                             f"the graph (input lengths up to {MAX_INPUT_LENGTH} would give lengths >= 2^52)")
+        if MAX_INPUT_LENGTH * Fraction(s) < 1:
+            raise ValueError(f"twinops ONNX export: scale {s!r} gives an empty output for every input length "
+                             f"up to {MAX_INPUT_LENGTH}")
+        m, den = s.as_integer_ratio()
+        k = den.bit_length() - 1  # den is a power of two
+        split = min(k, 26)
+        thresholds, weights = [], []
+        top = math.floor(math.log2(MAX_INPUT_LENGTH * s)) + 1
+        for j in range(53 - k, top + 1):
+            first = -((-(1 << (j + k))) // m)  # ceil(2^j / s): the first length whose product reaches 2^j
+            if first > MAX_INPUT_LENGTH:
+                break
+            thresholds.append(first - 1)
+            weights.append(1 if j == 53 - k else 1 << (j - 1 + k - 53))
+        rows.append((m >> split, m & ((1 << split) - 1), 1 << split, 1 << (k - split), list(zip(thresholds, weights))))
+    width = max(len(r[4]) for r in rows)
+    never = np.iinfo(np.int64).max
+    return {
+        "mh": np.array([r[0] for r in rows], np.int64),
+        "ml": np.array([r[1] for r in rows], np.int64),
+        "div_l": np.array([r[2] for r in rows], np.int64),
+        "div_kl": np.array([r[3] for r in rows], np.int64),
+        "thresholds": np.array([[t for t, _ in r[4]] + [never] * (width - len(r[4])) for r in rows],
+                               np.int64).reshape(len(rows), width),
+        "weights": np.array([[w for _, w in r[4]] + [0] * (width - len(r[4])) for r in rows],
+                            np.int64).reshape(len(rows), width),
+    }
+
+
+def _emit_exact_sizes(emit, hw, scales: Sequence[float], axes: Sequence[bool], static: Sequence[int], opset: int):
+    """Appends the int64 graph of :func:`exact_size_constants` to a graph under construction.
+
+    ``emit(op_type, inputs, attrs)`` adds one node and returns its output, ``emit("Constant",
+    [], {"value": array})`` a constant; ``hw`` is the int64 ``[H, W]`` value. Rebuilt axes get
+    ``floor(in * s)``, the others ``static`` (their constant lengths). Only Gather, ReduceSum and
+    elementwise int64 ops (Sub, Max, Mul, Add, Div): the layers TensorRT computes shape
+    tensors with (IGatherLayer, IReduceLayer, IElementWiseLayer), so it can evaluate the sizes
+    at build time; a comparison ``in > t`` is ``max(d, 0) / max(d, 1)`` with ``d = in - t``, not a
+    bool tensor. Needs opset >= 12 (Max of int64).
+    """
+    if opset < 12:
+        raise ValueError(f"twinops ONNX export: rebuilding a dynamic output size needs opset_version >= 12, got {opset}")
+    c = exact_size_constants(scales, axes)
+
+    def const(a):
+        return emit("Constant", [], {"value": np.asarray(a, np.int64)})
+
+    b = emit("Mul", [hw, const(c["ml"])], {}) if c["ml"].any() else None
+    if c["thresholds"].shape[1]:
+        column = emit("Gather", [hw, const([[0], [1]])], {"axis": 0})  # [2, 1], broadcast against [2, J]
+        # max(d, 0) / max(d, 1) is [d > 0]; min(max(d, 0), 1) would be fused into a Clip by onnxscript's
+        # optimizer, and Clip is not a layer TensorRT computes shape tensors with
+        d = emit("Sub", [column, const(c["thresholds"])], {})
+        passed = emit("Div", [emit("Max", [d, const(0)], {}), emit("Max", [d, const(1)], {})], {})
+        picked = emit("Mul", [passed, const(c["weights"])], {})
+        if opset >= 13:
+            t = emit("ReduceSum", [picked, const([1])], {"keepdims": 0})
+        else:
+            t = emit("ReduceSum", [picked], {"axes": [1], "keepdims": 0})
+        b = t if b is None else emit("Add", [b, t], {})
+    y = emit("Mul", [hw, const(c["mh"])], {})
+    if b is not None:
+        if (c["div_l"] != 1).any():
+            b = emit("Div", [b, const(c["div_l"])], {})
+        y = emit("Add", [y, b], {})
+    if (c["div_kl"] != 1).any():
+        y = emit("Div", [y, const(c["div_kl"])], {})
+    if any(not a and v for a, v in zip(axes, static)):
+        y = emit("Add", [y, const([0 if a else int(v) for a, v in zip(axes, static)])], {})
+    return y
+
+
+def exact_size_model(scales: Sequence[float], axes: Sequence[bool] = (True, True), static: Sequence[int] = (0, 0),
+                     opset: int = 18):
+    """A stand-alone ``onnx.ModelProto``: int64 input ``hw`` (shape [2]) -> int64 output ``sizes``.
+
+    The exporters' size fragment on its own (see :func:`exact_size_constants`), so it can be run
+    by onnx.reference / onnxruntime and compared with eager's formula for any input length.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = []
+
+    def emit(op_type, inputs, attrs):
+        out = f"v{len(nodes)}"
+        if op_type == "Constant":
+            nodes.append(helper.make_node("Constant", [], [out], value=numpy_helper.from_array(attrs["value"])))
+        else:
+            nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    y = _emit_exact_sizes(emit, "hw", scales, axes, static, opset)
+    nodes.append(helper.make_node("Identity", [y], ["sizes"]))
+    graph = helper.make_graph(nodes, "twinops_exact_sizes", [helper.make_tensor_value_info("hw", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("sizes", TensorProto.INT64, [2])])
+    # IR 8 is the oldest that carries opset 18, so older runtimes load it too
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _tag_traced_size(output: torch.Tensor, recompute_scale_factor=None, frozen: Optional[str] = None) -> None:
+    """Marks the traced twinops::resize node that produced ``output`` (TorchScript ONNX export only).
+
+    The tracer records the op's ``output_size`` as constants. ``recompute_scale_factor``
+    (the pair of scale factors) lets the symbolic rebuild a dynamic size exactly; ``frozen``
+    (the argument that made the size depend on the input's lengths in Python) makes it refuse a
+    dynamic input instead of exporting a silently fixed size. The tags reach the symbolic as
+    keyword arguments.
+    """
+    if not torch.onnx.is_in_onnx_export():
+        return
+    try:
+        node = torch._C._get_value_trace(output).node()
+    except Exception:  # noqa: BLE001 - not traced (e.g. an exporter that does not trace): nothing to tag
+        return
+    if node.kind() != "twinops::resize":
+        return
+    if recompute_scale_factor is not None:
+        node.s_("twinops_recompute_scale_factor", ",".join(repr(float(v)) for v in recompute_scale_factor))
+    if frozen is not None:
+        node.s_("twinops_frozen_size", frozen)
 
 # ---------------------------------------------------------------------------------------
 # TorchScript exporter (torch.onnx.export(..., dynamo=False))
@@ -123,8 +321,18 @@ def _ts_original_list(g, index: int, fallback):
     return [float(v) for v in fallback]
 
 
+def _ts_emitter(g):
+    """``emit`` for :func:`_emit_exact_sizes` over a TorchScript GraphContext."""
+    def emit(op_type, inputs, attrs):
+        if op_type == "Constant":
+            return g.op("Constant", value_t=torch.from_numpy(np.ascontiguousarray(attrs["value"])))
+        return g.op(op_type, *inputs, **{f"{k}_i": v for k, v in attrs.items()})
+    return emit
+
+
 def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-               exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+               exclude_outside, antialias, scales, roi, extrapolation_value, pytorch,
+               twinops_recompute_scale_factor=None, twinops_frozen_size=None):
     from torch.onnx import symbolic_helper as sh
 
     mode = sh._parse_arg(mode, "s")
@@ -147,22 +355,22 @@ def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, near
     in_sizes = sh._get_tensor_sizes(input) or [None] * 4
     in_hw = list(in_sizes[2:4])
     dynamic = [v is None for v in in_hw]
+    if twinops_frozen_size is not None and any(dynamic):
+        raise ValueError(f"twinops ONNX export (TorchScript): {twinops_frozen_size} makes the output size depend on "
+                         "the input size in Python, which the tracer records as the constant "
+                         f"{tuple(out)}; with dynamic_axes on H/W the exported size would be wrong at other input "
+                         "sizes. Export with static H/W, or use the dynamo exporter (dynamo=True)")
 
     node_scales = _node_scales(scales, out, in_hw, pytorch)
-    recompute = _recompute_axes(scales, dynamic, pytorch)
+    size_scales = list(scales)
+    if twinops_recompute_scale_factor is not None:
+        # recompute_scale_factor=True: the op carries no scale (the kernel uses in/out), the tag does
+        size_scales = [float(v) for v in twinops_recompute_scale_factor.split(",")]
+    recompute = _recompute_axes(size_scales, dynamic)
     if any(recompute):
         shape = g.op("Shape", input)
         hw = g.op("Gather", shape, _ts_const(g, torch.tensor([2, 3], dtype=torch.int64)), axis_i=0)
-        hw = g.op("Cast", hw, to_i=_DOUBLE)
-        factor = [float(s) if r else 0.0 for s, r in zip(scales, recompute)]
-        computed = g.op("Cast", g.op("Floor", g.op("Mul", hw, _ts_const(g, torch.tensor(factor, dtype=torch.float64)))),
-                        to_i=_INT64)
-        if all(recompute):
-            sizes = computed
-        else:  # mix: the static axis keeps its constant
-            keep = torch.tensor([0 if r else 1 for r in recompute], dtype=torch.int64)
-            static = torch.tensor([0 if r else o for o, r in zip(out, recompute)], dtype=torch.int64)
-            sizes = g.op("Add", g.op("Mul", computed, _ts_const(g, 1 - keep)), _ts_const(g, static))
+        sizes = _emit_exact_sizes(_ts_emitter(g), hw, size_scales, recompute, out, g.opset)
     else:
         sizes = _ts_const(g, torch.tensor(out, dtype=torch.int64))
 
@@ -170,7 +378,8 @@ def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, near
              mode_s=mode, coordinate_transformation_mode_s=ctm, nearest_mode_s=nearest_mode,
              cubic_coeff_a_f=cubic_coeff_a, exclude_outside_i=exclude_outside, antialias_i=antialias,
              scales_f=node_scales, roi_f=roi, extrapolation_value_f=extrapolation_value, pytorch_i=pytorch,
-             tensorrt_plugin_shape_input_indices_i=[1])
+             tensorrt_plugin_shape_input_indices_i=[1],
+             **{f"{k}_s": v for k, v in _plugin_attributes().items()})
     out_hw = [None if r else o for o, r in zip(out, recompute)]
     y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + out_hw))
     return y
@@ -180,7 +389,8 @@ def _ts_dynamic_resize(g, input, size_tensor, align_corners):
     from torch.onnx import symbolic_helper as sh
 
     y = g.op(f"{DOMAIN}::{DYNAMIC_RESIZE_OP_TYPE}", input, size_tensor,
-             align_corners_i=sh._parse_arg(align_corners, "i"))
+             align_corners_i=sh._parse_arg(align_corners, "i"),
+             **{f"{k}_s": v for k, v in _plugin_attributes().items()})
     in_sizes = sh._get_tensor_sizes(input) or [None] * 4
     size_sizes = sh._get_tensor_sizes(size_tensor) or [None, None]
     y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + list(size_sizes[-2:])))
@@ -191,11 +401,14 @@ def register_torchscript_symbolics() -> None:
     """Registers the TorchScript-exporter symbolics of twinops::resize and twinops::dynamic_resize.
 
     Idempotent; runs when twinops.onnx_export is imported. Covers every opset the TorchScript
-    exporter supports (7 and up). Static output sizes export as a constant ``sizes`` input. With
-    ``dynamic_axes`` on H/W, an output size that twinops.interpolate derived from ``scale_factor``
-    (``pytorch=1``, scale > 0) is rebuilt in the graph as ``floor(Shape(X)[2:4] * scale)`` in double;
-    any other output size stays the constant seen while tracing (the tracer records the op's
-    SymInt[] as constants).
+    exporter supports (7 and up; 9 and up where a size is rebuilt). Static output sizes export as
+    a constant ``sizes`` input. With ``dynamic_axes`` on H/W, an output size that eager derived
+    from a scale (twinops.interpolate's ``scale_factor``, also with
+    ``recompute_scale_factor=True``, or twinops.resize's ``scales``) is rebuilt in the graph
+    exactly in int64 (:func:`exact_size_constants`); ``keep_aspect_ratio_policy`` with dynamic
+    H/W raises a ValueError (its size is computed in Python from the traced lengths). Any other
+    output size stays the constant seen while tracing: the tracer records the op's SymInt[] as
+    constants, which is right for a ``size=`` / ``sizes=`` given as numbers.
     """
     global _TS_REGISTERED
     if _TS_REGISTERED:
@@ -238,6 +451,8 @@ def _schemas():
             OpSchema.Attribute("extrapolation_value", A.FLOAT, required=True),
             OpSchema.Attribute("pytorch", A.INT, required=True),
             OpSchema.Attribute("tensorrt_plugin_shape_input_indices", A.INTS, required=True),
+            OpSchema.Attribute("plugin_version", A.STRING, required=True),
+            OpSchema.Attribute("plugin_namespace", A.STRING, required=True),
         ],
     )
     dynamic = OpSchema(
@@ -247,9 +462,37 @@ def _schemas():
         type_constraints=[("T", _FLOAT_TYPES, "floating input and output"),
                           ("T1", _FLOAT_TYPES + ["tensor(int64)", "tensor(int32)", "tensor(uint8)", "tensor(bool)"],
                            "any size_tensor (only its shape is read)")],
-        attributes=[OpSchema.Attribute("align_corners", A.INT, required=True)],
+        attributes=[OpSchema.Attribute("align_corners", A.INT, required=True),
+                    OpSchema.Attribute("plugin_version", A.STRING, required=True),
+                    OpSchema.Attribute("plugin_namespace", A.STRING, required=True)],
     )
     return resize, dynamic
+
+
+
+def _refuse_float_size(value, axis: str) -> None:
+    """Raises when a symbolic output length reaches the resize node through floating point.
+
+    torch.export's symbolic sizes are translated by torchlib, which evaluates ``sym_float`` and
+    its products in float32; such a length differs from eager's double arithmetic (``floor(10 *
+    0.7)``). Lengths the exporter keeps as int64 arithmetic (``x.shape[2] * 2``) pass.
+    """
+    seen, todo = set(), [value]
+    while todo:
+        v = todo.pop()
+        node = v.producer() if hasattr(v, "producer") else None
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        floating = node.op_type in ("Floor", "Ceil", "Round") or (
+            node.op_type == "Cast" and "to" in node.attributes and node.attributes["to"].value in _FLOAT_TYPE_IDS)
+        if floating:
+            raise ValueError(
+                f"twinops ONNX export: the output length along {axis} is computed in floating point by the exporter "
+                "(float32), which differs from eager's double arithmetic for some input sizes; this is what "
+                "recompute_scale_factor=True (or a size computed from x.shape with floats) gives with dynamic_shapes. "
+                "Use recompute_scale_factor=False/None, integer size arithmetic, or static H/W")
+        todo.extend(i for i in node.inputs if i is not None)
 
 
 def _build_translation_table() -> Dict[Any, Any]:
@@ -265,6 +508,11 @@ def _build_translation_table() -> Dict[Any, Any]:
     def _static(v) -> bool:
         return isinstance(v, (int, np.integer))
 
+    def emit(op_type, inputs, attrs):
+        if op_type == "Constant":
+            return op.Constant(value=ir.tensor(attrs["value"]))
+        return getattr(op, op_type)(*inputs, **attrs)
+
     def twinops_resize(input, output_size, mode: str, coordinate_transformation_mode: str, nearest_mode: str,
                        cubic_coeff_a: float, exclude_outside: int, antialias: int, scales: Sequence[float],
                        roi: Sequence[float], extrapolation_value: float, pytorch: int):
@@ -272,15 +520,19 @@ def _build_translation_table() -> Dict[Any, Any]:
         in_hw = [shape[d] if shape is not None and isinstance(shape[d], int) else None for d in (2, 3)]
         out = [int(v) if _static(v) else v for v in output_size]
         node_scales = _node_scales(scales, out, in_hw, pytorch)
-        # torchlib computes floor(sym_float(h) * s) in float32; F.interpolate does it in double.
-        recompute = _recompute_axes(scales, [not _static(v) for v in out], pytorch)
+        # torchlib computes floor(sym_float(h) * s) in float32: rebuilt exactly where the scale is known
+        recompute = _recompute_axes(scales, [not _static(v) for v in out])
+        for axis, (v, r) in enumerate(zip(out, recompute)):
+            if not _static(v) and not r:
+                _refuse_float_size(v, "HW"[axis])
         if any(recompute):
-            hw = op.Cast(op.Gather(op.Shape(input), op.Constant(value_ints=[2, 3]), axis=0), to=_DOUBLE)
-            factor = np.array([float(s) if r else 0.0 for s, r in zip(scales, recompute)], dtype=np.float64)
-            computed = op.Cast(op.Floor(op.Mul(hw, op.Constant(value=ir.tensor(factor)))), to=_INT64)
-            if all(recompute):
+            hw = op.Gather(op.Shape(input), op.Constant(value_ints=[2, 3]), axis=0)
+            static = [v if _static(v) and not r else 0 for v, r in zip(out, recompute)]
+            symbolic_kept = [not _static(v) and not r for v, r in zip(out, recompute)]
+            computed = _emit_exact_sizes(emit, hw, scales, recompute, static, 18)
+            if not any(symbolic_kept):
                 sizes = computed
-            else:  # mix: the other axis keeps its int or INT64 scalar
+            else:  # the other axis is symbolic: keep the exporter's INT64 scalar for it
                 sizes = [op.Gather(computed, op.Constant(value_int=i), axis=0) if r else v
                          for i, (v, r) in enumerate(zip(out, recompute))]
         else:
@@ -289,10 +541,10 @@ def _build_translation_table() -> Dict[Any, Any]:
                          nearest_mode=nearest_mode, cubic_coeff_a=float(cubic_coeff_a),
                          exclude_outside=int(exclude_outside), antialias=int(antialias), scales=node_scales,
                          roi=[float(r) for r in roi], extrapolation_value=float(extrapolation_value),
-                         pytorch=int(pytorch), tensorrt_plugin_shape_input_indices=[1])
+                         pytorch=int(pytorch), tensorrt_plugin_shape_input_indices=[1], **_plugin_attributes())
 
     def twinops_dynamic_resize(input, size_tensor, align_corners: int):
-        return dynamic_op(input, size_tensor, align_corners=int(align_corners))
+        return dynamic_op(input, size_tensor, align_corners=int(align_corners), **_plugin_attributes())
 
     return {
         torch.ops.twinops.resize.default: twinops_resize,
@@ -308,8 +560,10 @@ def onnx_translation_table() -> Dict[Any, Any]:
 
     ``output_size`` reaches the resize function as python ints (static) or INT64 scalar values
     (symbolic, from ``dynamic_shapes``); they become the 1-D int64 ``sizes`` input. Symbolic sizes
-    that twinops.interpolate derived from ``scale_factor`` are recomputed as
-    ``floor(Shape(X)[2:4] * scale)`` in double, because torchlib evaluates ``sym_float`` in float32.
+    that eager derived from a scale the op keeps (twinops.interpolate's ``scale_factor``,
+    twinops.resize's ``scales``) are rebuilt exactly in int64 (:func:`exact_size_constants`),
+    because torchlib evaluates ``sym_float`` in float32; a symbolic size that still reaches the
+    node through floating point (``recompute_scale_factor=True``) raises a ValueError.
     """
     global _TABLE
     if _TABLE is None:
@@ -336,6 +590,12 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
 
     Returns:
         ``onnx.ModelProto`` (opset_import includes domain ``twinops`` version 1).
+
+    Raises:
+        ValueError: an output size cannot be exported exactly for dynamic input sizes (the
+            message says why: ``recompute_scale_factor=True`` under ``dynamic_shapes``,
+            ``keep_aspect_ratio_policy`` under ``dynamic_axes``, a scale too large or too small);
+            the dynamo exporter's wrapping errors are unwrapped to it.
     """
     import onnx
 
@@ -343,7 +603,15 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
         table = onnx_translation_table()
         table.update(kwargs.pop("custom_translation_table", None) or {})
         kwargs.setdefault("verbose", False)
-        program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+        try:
+            program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+        except Exception as e:  # noqa: BLE001 - surface a twinops refusal instead of the exporter's wrappers
+            cause = e
+            while cause is not None and not (isinstance(cause, ValueError) and str(cause).startswith("twinops ONNX")):
+                cause = cause.__cause__
+            if cause is None:
+                raise
+            raise cause from e
         proto = program.model_proto
     else:
         register_torchscript_symbolics()

@@ -41,7 +41,7 @@ import torch
 
 __all__ = ["unavailable_reason", "header_dir", "plugin_library_path", "PluginHost", "Plugin", "Field",
            "CreatorInfo", "BuildResult", "node_fields", "attributes_node", "run_resize", "HostError",
-           "FIELD_TYPES", "DATA_TYPES"]
+           "FIELD_TYPES", "DATA_TYPES", "parser_lookup_keys", "DOMAIN_FALLBACK_SINCE"]
 
 _HERE = Path(__file__).resolve().parent
 _SOURCES = ["expr_builder.h", "plugin_host.h", "plugin_host.cpp", "lifecycle.cpp"]
@@ -413,30 +413,37 @@ class PluginHost:
                 return c
         return None
 
-    def select(self, node, version: Optional[str] = None, interface: Optional[str] = None) -> CreatorInfo:
-        """The creator TensorRT's ONNX parser picks for ``node`` (op_type, plugin_version attribute
-        or "1", plugin_namespace or ""); ``version`` overrides the attribute; ``interface``
-        ("v3"/"v2") picks among the creators of that name and namespace instead."""
-        attrs = _attr_map(node)
-        ns = attrs["plugin_namespace"].s.decode() if "plugin_namespace" in attrs else ""
+    def select(self, node, version: Optional[str] = None, interface: Optional[str] = None,
+               parser: Optional[Tuple[int, int]] = None) -> CreatorInfo:
+        """The creator TensorRT's ONNX parser picks for ``node``: the first of
+        :func:`parser_lookup_keys` (``parser`` = the parser's (major, minor); default the newest
+        rule) that names a creator. ``version`` overrides the node's ``plugin_version``;
+        ``interface`` ("v3"/"v2") picks among the creators of that name and namespace instead."""
+        keys = parser_lookup_keys(node, parser, version)
+        listing = [(c.name, c.version, c.namespace, c.interface) for c in self.creators]
         if interface is not None and version is None:
             if interface not in ("v2", "v3"):
                 raise ValueError(f"interface must be 'v2' or 'v3', got {interface!r}")
-            found = [c for c in self.creators if (c.name, c.namespace, c.interface) == (node.op_type, ns, interface)]
-            preferred = attrs["plugin_version"].s.decode() if "plugin_version" in attrs else "1"
-            if len(found) > 1 and any(c.version == preferred for c in found):  # 8.6: "1" and "legacy" are both V2
-                found = [c for c in found if c.version == preferred]
-            if len(found) != 1:
-                raise HostError(f"{len(found)} {interface} creators named {node.op_type!r} in namespace {ns!r}: "
-                                f"{[(c.name, c.version, c.interface) for c in self.creators]}")
-            return found[0]
-        if version is None:
-            version = attrs["plugin_version"].s.decode() if "plugin_version" in attrs else "1"
-        c = self.find(node.op_type, version, ns)
-        if c is None or (interface is not None and c.interface != interface):
-            raise HostError(f"no {interface or ''} creator {node.op_type!r} version {version!r} namespace {ns!r}; "
-                            f"the library has {[(c.name, c.version, c.namespace, c.interface) for c in self.creators]}")
-        return c
+            preferred = keys[0][1]
+            for name, _, ns in keys:
+                found = [c for c in self.creators if (c.name, c.namespace, c.interface) == (name, ns, interface)]
+                if not found:
+                    continue
+                if len(found) > 1 and any(c.version == preferred for c in found):  # 8.6: "1" and "legacy" are both V2
+                    found = [c for c in found if c.version == preferred]
+                if len(found) != 1:
+                    raise HostError(f"{len(found)} {interface} creators named {name!r} in namespace {ns!r}: {listing}")
+                return found[0]
+            raise HostError(f"no {interface} creator named {node.op_type!r} in namespace "
+                            f"{' or '.join(repr(k[2]) for k in keys)}; the library has {listing}")
+        for key in keys:
+            c = self.find(*key)
+            if c is not None:
+                if interface is not None and c.interface != interface:
+                    break
+                return c
+        raise HostError(f"no {interface or ''} creator {node.op_type!r} version {keys[0][1]!r} namespace "
+                        f"{' or '.join(repr(k[2]) for k in keys)}; the library has {listing}")
 
     def create(self, creator: CreatorInfo, fields: Sequence[Field], name: str = "plugin",
                runtime: bool = False) -> Optional[Plugin]:
@@ -492,6 +499,46 @@ def get_host(path: Optional[str] = None) -> PluginHost:
 
 def _attr_map(node) -> Dict[str, object]:
     return {a.name: a for a in node.attribute}
+
+
+# ---------------------------------------------------------------------------------------
+# creator lookup, as TensorRT's ONNX parser does it
+# ---------------------------------------------------------------------------------------
+
+# The parser release from which a missed lookup is retried with the node's domain as namespace
+# (reported for 10.10; the sources read for parser_lookup_keys bracket it).
+DOMAIN_FALLBACK_SINCE = (10, 10)
+
+
+def parser_lookup_keys(node, parser: Optional[Tuple[int, int]] = None,
+                       version: Optional[str] = None) -> List[Tuple[str, str, str]]:
+    """The ``(name, version, namespace)`` keys onnx-tensorrt's FallbackPluginImporter tries for
+    ``node``, in order; the first one registered wins.
+
+    Every parser first looks up ``(op_type, plugin_version or "1", plugin_namespace or "")``
+    (release/8.6-GA ``builtin_op_importers.cpp``; ``onnxOpImporters.cpp`` of 10.1-GA and of a
+    later 10.x with IPluginCreatorV3Quick creators). Newer parsers (reported from 10.10;
+    ``onnxOpCheckers.cpp`` and the importer of current main; 11.x) retry a missed lookup with the
+    node's domain as the namespace, whether or not ``plugin_namespace`` was given. twinops'
+    exporters write ``plugin_version="1"`` and ``plugin_namespace=""`` and register the creators in
+    namespace "", so the first key finds them on 8.6, 10.x and 11.x alike.
+
+    Args:
+        node: an ``onnx.NodeProto``.
+        parser: the parser's (major, minor); None = the newest rule (with the domain retry).
+        version: overrides the node's ``plugin_version``.
+
+    Returns:
+        one key, or two when the retry applies and the domain differs from the first namespace.
+    """
+    attrs = _attr_map(node)
+    if version is None:
+        version = attrs["plugin_version"].s.decode() if "plugin_version" in attrs else "1"
+    ns = attrs["plugin_namespace"].s.decode() if "plugin_namespace" in attrs else ""
+    keys = [(node.op_type, version, ns)]
+    if (parser is None or tuple(parser) >= DOMAIN_FALLBACK_SINCE) and node.domain != ns:
+        keys.append((node.op_type, version, node.domain))
+    return keys
 
 
 def node_fields(node, creator: CreatorInfo) -> List[Field]:

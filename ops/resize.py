@@ -319,7 +319,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias, who):
     out, attrs = _interpolate_plan(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                                    antialias, who)
-    return _resize_op(input, out, attrs, who)
+    y = _resize_op(input, out, attrs, who)
+    if torch.jit.is_tracing() and recompute_scale_factor and scale_factor is not None:
+        # The op keeps no scale here (the kernel uses in/out), so the TorchScript exporter learns
+        # from this tag how to rebuild a dynamic output size.
+        from .onnx_export import _tag_traced_size  # lazy: onnx_export imports this module
+        _tag_traced_size(y, recompute_scale_factor=_pair(scale_factor, "scale_factor", who, float))
+    return y
 
 
 # ---------------------------------------------------------------------------------------
@@ -522,7 +528,11 @@ def _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformatio
     out, attrs = _resize_plan(input, roi, scales, sizes, antialias, axes, coordinate_transformation_mode,
                               cubic_coeff_a, exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode,
                               nearest_mode, who)
-    return _resize_op(input, out, attrs, who)
+    y = _resize_op(input, out, attrs, who)
+    if torch.jit.is_tracing() and keep_aspect_ratio_policy != "stretch":
+        from .onnx_export import _tag_traced_size  # lazy: onnx_export imports this module
+        _tag_traced_size(y, frozen="keep_aspect_ratio_policy")
+    return y
 
 
 # ---------------------------------------------------------------------------------------

@@ -32,8 +32,10 @@ RESIZE_ATTRS = {
     "extrapolation_value": AT.FLOAT,
     "pytorch": AT.INT,
     "tensorrt_plugin_shape_input_indices": AT.INTS,
+    "plugin_version": AT.STRING,
+    "plugin_namespace": AT.STRING,
 }
-DYNAMIC_ATTRS = {"align_corners": AT.INT}
+DYNAMIC_ATTRS = {"align_corners": AT.INT, "plugin_version": AT.STRING, "plugin_namespace": AT.STRING}
 EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]
 TOL = dict(atol=1e-4, rtol=1e-4)
 
