@@ -18,7 +18,6 @@
 #include <utility>
 
 #include "resize.cuh"
-#include "resize_nonfinite.cuh"
 
 namespace twinops {
 namespace resize {
@@ -50,7 +49,6 @@ struct Convert<__nv_bfloat16> {
 namespace {
 
 constexpr int kThreads = 256;
-
 
 // Table kernels run one thread per entry of both axes: threads [0, len_h) take axis 0 (H),
 // the next len_w threads axis 1 (W). Returns false past the end.
@@ -120,7 +118,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C,
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, y, x;
     decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
-    dst[idx] = Convert<T>::template store<Acc>(finish_element(g, gather_element<TY, TX>(g, n, c, y, x), n, c, y, x));
+    dst[idx] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, y, x));
   }
 }
 
@@ -205,48 +203,6 @@ template <typename V, int N>
 struct alignas(sizeof(V) * N <= 16 ? sizeof(V) * N : 16) Pack {
   V v[N];
 };
-
-// v[e] of N adjacent dense NCHW outputs from `idx` (OH x OW planes, C channels), with the
-// reference's value (reference_element) where v[e] is not finite and bit e of `mask` is set.
-// Out of line and once per group of stores, so that the kernels' registers and their
-// compile time are not sized by it (it runs for non-finite outputs only).
-template <int N, typename T, typename Acc>
-__device__ __noinline__ Pack<Acc, N> reference_dense(const Gather<T, Acc> g, Pack<Acc, N> v, int64_t idx, unsigned mask,
-                                                    int32_t C, int32_t OH, int32_t OW) {
-  const int64_t plane_size = static_cast<int64_t>(OH) * OW;
-  for (int e = 0; e < N; ++e) {
-    if (!(mask >> e & 1u) || finite_value(v.v[e])) continue;
-    const int64_t plane = (idx + e) / plane_size, r = (idx + e) % plane_size;
-    v.v[e] = reference_element(g, plane / C, plane % C, r / OW, r % OW);
-  }
-  return v;
-}
-
-// What a kernel stores at the N adjacent dense NCHW outputs from `idx` (those of `mask`): v
-// where it is finite, else the reference's value (resize_nonfinite.cuh says why that covers
-// every output the fast paths get wrong).
-template <int N, typename T, typename Acc>
-__device__ __forceinline__ void finish_dense(const Gather<T, Acc>& g, Acc (&v)[N], int64_t idx, int32_t C, int32_t OH,
-                                             int32_t OW, unsigned mask = (1u << N) - 1) {
-  bool finite = true;
-#pragma unroll
-  for (int e = 0; e < N; ++e) finite = finite && finite_value(v[e]);
-  if (finite || g.direction == 0) return;
-  Pack<Acc, N> p;
-#pragma unroll
-  for (int e = 0; e < N; ++e) p.v[e] = v[e];
-  p = reference_dense<N>(g, p, idx, mask, C, OH, OW);
-#pragma unroll
-  for (int e = 0; e < N; ++e) v[e] = p.v[e];
-}
-
-template <typename T, typename Acc>
-__device__ __forceinline__ Acc finish_dense1(const Gather<T, Acc>& g, Acc v, int64_t idx, int32_t C, int32_t OH,
-                                            int32_t OW) {
-  Acc a[1] = {v};
-  finish_dense(g, a, idx, C, OH, OW);
-  return a[0];
-}
 
 // One element into shared memory: asynchronously where cp.async can (4 and 8 bytes).
 template <typename T>
@@ -394,8 +350,7 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       for (int i = tid / TW; i < tile_h; i += kRowStep1) {
         if (j < tile_w)
           out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] =
-              Convert<T>::template store<Acc>(
-                  finish_element(g, gather_element<TY, TX>(gt, n, c, i, j), n, c, oy0 + i, ox0 + j));
+              Convert<T>::template store<Acc>(gather_element<TY, TX>(gt, n, c, i, j));
       }
     }
     return;
@@ -572,18 +527,13 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       }
     };
     auto store_row = [&](T* dst_row, int32_t off, const Acc* v) {
-      Acc f[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) f[e] = v[e];
       if (fast && off >= 0) {
-        finish_dense(g, f, dst_row - dst, C, OH, OW);
-        store4(dst_row, f);
+        store4(dst_row, v);
       } else {
-        if (off >= 0) finish_dense(g, f, dst_row - dst, C, OH, OW, xmask & ((1u << max(0, min(kVec, OW - oxq))) - 1));
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
           if (oxq + e < OW)
-            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? f[e] : extrapolation);
+            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
       }
     };
     int i = i_begin;
@@ -693,8 +643,7 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
         if (col_ok)
           for (int32_t b = 0; b < tx; ++b) v += wxr[b] * p[b];
       }
-      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? finish_dense1(g, v, o - dst, C, OH, OW)
-                                                                           : extrapolation);
+      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? v : extrapolation);
       p += kRowStep1 * win_cols;
       o += o_step;
     }
@@ -838,7 +787,6 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Par
         v[e] = sy >= 0 && (okx >> e & 1u) ? a : g.extrapolation;
       }
       T* o = out + static_cast<int64_t>(y) * OW;
-      finish_dense(g, v, o - dst, C, OH, OW, (1u << max(0, min(kVec, OW - x0))) - 1);
       if (full) {
         store4(o, v);
       } else {
@@ -899,7 +847,6 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
         const Acc wy0 = g.wy[2 * y], wy1 = g.wy[2 * y + 1];
         const Pack<T, G> a = load(src + fy * row_stride);
         const Pack<T, G> b = load(src + tap_index(fy, 1, g.src_h) * row_stride);
-        Acc accs[K];
 #pragma unroll
         for (int e = 0; e < K; ++e) {
           Acc r0 = Acc(0), r1 = Acc(0);
@@ -910,11 +857,8 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
           Acc acc = Acc(0);
           acc += wy0 * r0;
           acc += wy1 * r1;
-          accs[e] = acc;
+          o.v[e] = Convert<T>::template store<Acc>(acc);
         }
-        finish_dense(g, accs, out + static_cast<int64_t>(y) * OW - dst, C, OH, OW);
-#pragma unroll
-        for (int e = 0; e < K; ++e) o.v[e] = Convert<T>::template store<Acc>(accs[e]);
       }
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
@@ -1177,20 +1121,16 @@ __device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Chunk 
 
 // The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
 // the row's weights wy, rounded to T.
-// finish(acc) adjusts the row's NO sums before they are rounded (finish_dense).
-template <typename T, int NT, int NO, typename Acc, typename Finish>
-__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Finish&& finish) {
-  Acc acc[NO];
-#pragma unroll
-  for (int e = 0; e < NO; ++e) {
-    acc[e] = Acc(0);
-#pragma unroll
-    for (int k = 0; k < NT; ++k) acc[e] += wy[k] * mid[k][e];
-  }
-  finish(acc);
+template <typename T, int NT, int NO, typename Acc>
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO]) {
   Pack<T, NO> o;
 #pragma unroll
-  for (int e = 0; e < NO; ++e) o.v[e] = Convert<T>::template store<Acc>(acc[e]);
+  for (int e = 0; e < NO; ++e) {
+    Acc acc = Acc(0);
+#pragma unroll
+    for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
+    o.v[e] = Convert<T>::template store<Acc>(acc);
+  }
   return o;
 }
 
@@ -1268,8 +1208,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      const int64_t at = out + static_cast<int64_t>(oy) * OW - dst;
-      const Pack<T, K> o = ring_h_sum<T>(wy, mid, [&](Acc (&v)[K]) { finish_dense(g, v, at, C, OH, OW); });
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid);
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -1349,9 +1288,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        const int64_t at = out + static_cast<int64_t>(y) * OW - dst;
-        const Pack<T, OC> o =
-            ring_h_sum<T>(wy, mid, [&](Acc (&v)[OC]) { finish_dense(g, v, at, C, OH, OW); });
+        const Pack<T, OC> o = ring_h_sum<T>(wy, mid);
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
