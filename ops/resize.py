@@ -181,11 +181,13 @@ def _check_input(input, who: str) -> None:
 LENGTH_MAX = 2**31 - 1
 
 
-def _check_lengths(out, name: str, who: str, what: str = "") -> None:
+def _check_lengths(out, name: str, who: str, what=lambda: "") -> None:
     """Output lengths that are ints must not exceed LENGTH_MAX (positivity is checked where each
-    argument is read); ``name`` is the argument they came from, ``what`` describes them."""
+    argument is read); ``name`` is the argument they came from, ``what()`` describes them (a
+    callable: formatting symbolic sizes into a string breaks torch.compile's graph, so the
+    message is only built when it is raised)."""
     if any(isinstance(v, int) and v > LENGTH_MAX for v in out):
-        raise ValueError(f"{who}: {name} must give output H and W of at most 2^31 - 1, got {what}{tuple(out)}")
+        raise ValueError(f"{who}: {name} must give output H and W of at most 2^31 - 1, got {what()}{tuple(out)}")
 
 
 def _pair(value, name: str, who: str, kind) -> tuple:
@@ -271,7 +273,7 @@ def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, re
             if isinstance(v, int) and v <= 0:
                 raise ValueError(f"{who}: input size {tuple(in_hw)} times scale_factor {scale_factor!r} "
                                  f"gives an empty output size {tuple(out)}")
-        _check_lengths(out, "scale_factor", who, f"input size {tuple(in_hw)} times {scale_factor!r} = ")
+        _check_lengths(out, "scale_factor", who, lambda: f"input size {tuple(in_hw)} times {scale_factor!r} = ")
         if not recompute_scale_factor:
             scales = tuple(float(s) for s in sf)
     coord = "align_corners" if align else "half_pixel"
@@ -458,7 +460,7 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
     for d in (0, 1):
         if (full_roi[d] != 0.0 or full_roi[rank + d] != 1.0) and coordinate_transformation_mode == "tf_crop_and_resize":
             raise ValueError(f"{who}: roi may crop only H and W (axes 2, 3)")
-    _check_lengths(out[2:], name, who, f"input {tuple(shape)} resized to ")
+    _check_lengths(out[2:], name, who, lambda: f"input {tuple(shape)} resized to ")
     if any(isinstance(o, int) and o <= 0 for o in out[2:]):
         raise ValueError(f"{who}: the output size {tuple(out)} is empty; scales {scales_l} are too small "
                          f"for input {tuple(shape)}")
@@ -611,7 +613,7 @@ def _dynamic_resize(input, size_tensor, align_corners, who):
                              f"got {tuple(size_tensor.shape[-2:])}")
     if not isinstance(align_corners, bool):
         raise TypeError(f"{who}: align_corners must be a bool, got {type(align_corners).__name__}")
-    _check_lengths(tuple(size_tensor.shape[-2:]), "size_tensor", who, "last two dims ")
+    _check_lengths(tuple(size_tensor.shape[-2:]), "size_tensor", who, lambda: "last two dims ")
     try:
         return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
     except RuntimeError as e:

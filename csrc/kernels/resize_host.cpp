@@ -190,7 +190,7 @@ int32_t taps_in_windows(const Params& p, const Axis& a, int32_t taps, int64_t nu
     if (first < 0) return 0;
     for (int32_t t = 0; t < taps; ++t) {
       const int64_t k = first + t - (d * num / den - h);
-      if (!padding_weight(w[t]) && (k < 0 || k >= nw)) return 0;
+      if (w[t] != Acc(0) && (k < 0 || k >= nw)) return 0;
     }
   }
   return 1;
