@@ -128,10 +128,7 @@ def check_widths(lib, cfg):
         lo = np.full(size_in, size_out, np.int64)
         hi = np.full(size_in, -1, np.int64)
         for d in np.flatnonzero(t.first >= 0):
-            # Every tap but the padding (weight -0: the windows' own zero-weight taps are
-            # read by the references too, so their outputs are in the inverse rows).
-            own = ~((t.weight[d] == 0) & np.signbit(t.weight[d]))
-            idx = np.minimum(t.first[d] + np.flatnonzero(own), size_in - 1)
+            idx = np.minimum(t.first[d] + np.flatnonzero(t.weight[d] != 0), size_in - 1)
             np.minimum.at(lo, idx, d)
             np.maximum.at(hi, idx, d)
         widest = int(np.max(np.where(hi >= lo, hi - lo + 1, 1)))

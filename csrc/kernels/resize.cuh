@@ -101,6 +101,9 @@ struct Workspace {
   //                   ifirst[in] int32, iweight[in * inv_taps] opmath (the transposed resize)
   size_t first[2], weight[2], lo[2], hi[2], ifirst[2], iweight[2];
   int32_t taps[2], inv_taps[2];
+  // 1: the inverse rows keep the windows' zero-weight taps (the CPU backward, whose
+  // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
+  int32_t zero_taps;
   size_t bytes;
 };
 
@@ -114,7 +117,7 @@ void pad_table_widths(int32_t taps[2]);
 // would overshoot: ATen antialias windows by a pass over the outputs (O(out)), inverse rows
 // by building the forward tables (O(out * taps)); remembered per axis. Exact, because the
 // device builds the same tables bitwise (mul_rn).
-Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward);
+Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward, bool zero_taps = false);
 
 // Whether axis `a` halves (in == 2 out) with windows on the input pairs: the table entry of
 // every output d, `taps` wide with opmath `opmath_bytes`, starts at input 2 d (bilinear 0.5x
@@ -480,12 +483,14 @@ TWIN_HD int32_t tap_index(int32_t first, int32_t t, int32_t len) {
   return i < len ? i : len - 1;
 }
 
+// `zero_taps`: the windows' zero-weight taps count (padding never does), see Workspace.
 template <typename Acc>
 TWIN_HD void scatter_range_host(const int32_t* first, const Acc* weight, int32_t taps, int32_t in_len, int64_t d,
-                                int32_t* lo, int32_t* hi) {
+                                int32_t* lo, int32_t* hi, bool zero_taps) {
   if (first[d] < 0) return;
   for (int32_t t = 0; t < taps; ++t) {
-    if (padding_weight(weight[d * taps + t])) continue;
+    const Acc w = weight[d * taps + t];
+    if (zero_taps ? padding_weight(w) : w == Acc(0)) continue;
     const int32_t i = tap_index(first[d], t, in_len);
     const int32_t dd = static_cast<int32_t>(d);
     if (dd < lo[i]) lo[i] = dd;

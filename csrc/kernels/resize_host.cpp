@@ -149,14 +149,15 @@ int32_t widest_aa_window(const Params& p, const Axis& a) {
 // this one (tests/test_tables.py checks it; inverse_entry writes NaN, not a silently
 // truncated row, if it ever were not).
 template <typename Acc>
-int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps) {
+int32_t inverse_taps(const Params& p, const Axis& a, int32_t taps, bool zero_taps) {
   std::vector<int32_t> first(static_cast<size_t>(a.out));
   std::vector<Acc> weight(static_cast<size_t>(a.out) * taps);
   std::vector<int32_t> lo(static_cast<size_t>(a.in), std::numeric_limits<int32_t>::max());
   std::vector<int32_t> hi(static_cast<size_t>(a.in), -1);
   for (int64_t d = 0; d < a.out; ++d) resize_axis_entry<Acc>(p, a, d, taps, first.data(), weight.data());
   for (int64_t d = 0; d < a.out; ++d)
-    scatter_range_host<Acc>(first.data(), weight.data(), taps, static_cast<int32_t>(a.in), d, lo.data(), hi.data());
+    scatter_range_host<Acc>(first.data(), weight.data(), taps, static_cast<int32_t>(a.in), d, lo.data(), hi.data(),
+                            zero_taps);
   int64_t widest = 1;
   for (int64_t i = 0; i < a.in; ++i) widest = std::max<int64_t>(widest, static_cast<int64_t>(hi[i]) - lo[i] + 1);
   return static_cast<int32_t>(std::min<int64_t>(widest, a.out));
@@ -212,6 +213,7 @@ uint64_t bits_of(F v) {
 enum class AxisQuery : int32_t {
   kWidestAaWindow,  // widest_aa_window (taps unused)
   kInverseWidth,    // inverse_taps
+  kInverseWidthZeros,  // inverse_taps keeping the windows' zero-weight taps
   kPairs,           // starts_at_pairs
   kHalving,         // taps_in_windows, 2 / 1
   kDoubling3,       // taps_in_windows, 1 / 2, windows of 3
@@ -236,8 +238,11 @@ int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, s
       fact = dbl ? widest_aa_window<double>(p, a) : widest_aa_window<float>(p, a);
       break;
     case AxisQuery::kInverseWidth:
-      fact = dbl ? inverse_taps<double>(p, a, taps) : inverse_taps<float>(p, a, taps);
+    case AxisQuery::kInverseWidthZeros: {
+      const bool zeros = q == AxisQuery::kInverseWidthZeros;
+      fact = dbl ? inverse_taps<double>(p, a, taps, zeros) : inverse_taps<float>(p, a, taps, zeros);
       break;
+    }
     case AxisQuery::kPairs:
       fact = dbl ? starts_at_pairs<double>(p, a, taps) : starts_at_pairs<float>(p, a, taps);
       break;
@@ -296,13 +301,15 @@ void pad_table_widths(int32_t taps[2]) {
   }
 }
 
-Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward) {
+Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward, bool zero_taps) {
   Workspace ws{};
+  ws.zero_taps = backward && zero_taps ? 1 : 0;
+  const AxisQuery inverse = ws.zero_taps ? AxisQuery::kInverseWidthZeros : AxisQuery::kInverseWidth;
   const Axis* axes[2] = {&p.h, &p.w};
   for (int k = 0; k < 2; ++k) ws.taps[k] = forward_taps(p, *axes[k], opmath_bytes);
   pad_table_widths(ws.taps);
   for (int k = 0; k < 2; ++k)
-    ws.inv_taps[k] = backward ? cached_axis(p, *axes[k], AxisQuery::kInverseWidth, ws.taps[k], opmath_bytes) : 0;
+    ws.inv_taps[k] = backward ? cached_axis(p, *axes[k], inverse, ws.taps[k], opmath_bytes) : 0;
   if (backward) pad_table_widths(ws.inv_taps);
   size_t off = 0;
   for (int k = 0; k < 2; ++k) {

@@ -126,7 +126,9 @@ at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& ar
   if (r.result.numel() == 0) return r.result;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, src.scalar_type(), "twinops_resize_cpu", [&] {
     using Acc = typename OpMath<scalar_t>::type;
-    const resize::Workspace L = resize::workspace_layout(r.params, sizeof(Acc), Backward);
+    // The CPU backward's inverse rows keep zero-weight taps: its non-finite outputs are
+    // recomputed from them (resize_nonfinite.cuh).
+    const resize::Workspace L = resize::workspace_layout(r.params, sizeof(Acc), Backward, /*zero_taps=*/true);
     std::vector<char> ws(L.bytes);
     const scalar_t* s = src.const_data_ptr<scalar_t>();
     scalar_t* d = r.result.mutable_data_ptr<scalar_t>();
