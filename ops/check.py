@@ -27,6 +27,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
+from .npz import json_object, open_npz
 from .testing import backends as B
 from .testing import specs
 from .testing.compare import STATS, Comparison, compare, report
@@ -274,41 +275,13 @@ def read_reproducer(path: str) -> tuple:
 
     Raises :class:`BadFile` naming ``path`` and the problem: unreadable, not a zip archive,
     truncated, missing or mistyped entries, an unknown op, dtype or backend."""
-    import zipfile
-    import zlib
-
     where = f"cannot read reproducer {path!r}"
-    try:
-        f = np.load(path, allow_pickle=False)
-        if not isinstance(f, np.lib.npyio.NpzFile):
-            raise BadFile(f"{where}: it is a single .npy array, not a reproducer .npz archive")
-        with f:
-            missing = [k for k in ("meta", "input") if k not in f.files]
-            if missing:
-                raise BadFile(f"{where}: it has no {' and no '.join(missing)} entry (entries: {', '.join(f.files)})")
-            meta_text = f["meta"]
-            x = f["input"]
-    except BadFile:
-        raise
-    except FileNotFoundError:
-        raise BadFile(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise BadFile(f"{where}: it is a directory") from None
-    except OSError as e:
-        raise BadFile(f"{where}: {e.strerror or e}") from None
-    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-        raise BadFile(f"{where}: truncated or not a zip archive ({type(e).__name__}: {e})") from None
-    except ValueError as e:  # neither a zip nor an .npy file, or an entry that needs pickle
-        raise BadFile(f"{where}: not a reproducer .npz archive ({e})") from None
-    if meta_text.shape != () or meta_text.dtype.kind != "U":
-        raise BadFile(f"{where}: entry 'meta' must be a JSON string, got a {meta_text.dtype} array of shape "
-                      f"{meta_text.shape}")
-    try:
-        meta = json.loads(str(meta_text))
-    except json.JSONDecodeError as e:
-        raise BadFile(f"{where}: entry 'meta' is not valid JSON ({e})") from None
-    if not isinstance(meta, dict):
-        raise BadFile(f"{where}: entry 'meta' must be a JSON object, got {type(meta).__name__}")
+    with open_npz(path, where, "reproducer", BadFile) as f:
+        missing = [k for k in ("meta", "input") if k not in f.files]
+        if missing:
+            raise BadFile(f"{where}: it has no {' and no '.join(missing)} entry (entries: {', '.join(f.files)})")
+        meta = json_object(f, "meta", where, BadFile)
+        x = f["input"]
     for k, kind in _META_FIELDS.items():
         if not isinstance(meta.get(k), kind) or isinstance(meta.get(k), bool):
             raise BadFile(f"{where}: meta field {k!r} must be a {kind.__name__}, got {meta.get(k)!r}")

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
+from .npz import json_object, open_npz
 from .testing import specs
 from .testing.strategies import random_input
 
@@ -103,46 +104,22 @@ def load(path: str) -> Dict[str, dict]:
     if not os.path.exists(path):
         return {}
     where = f"cannot read baseline {path!r}"
-    try:
-        f = np.load(path, allow_pickle=False)
-        if not isinstance(f, np.lib.npyio.NpzFile):
-            raise BadBaseline(f"{where}: it is a single .npy array, not a baseline .npz archive")
-        with f:
-            if "meta" not in f.files:
-                raise BadBaseline(f"{where}: it has no 'meta' entry")
-            meta_arr = f["meta"]
-            if meta_arr.shape != () or meta_arr.dtype.kind != "U":
-                raise BadBaseline(f"{where}: entry 'meta' must be a JSON string")
-            try:
-                meta = json.loads(str(meta_arr))
-            except json.JSONDecodeError as e:
-                raise BadBaseline(f"{where}: entry 'meta' is not valid JSON ({e})") from None
-            if not isinstance(meta, dict):
-                raise BadBaseline(f"{where}: entry 'meta' must be a JSON object, got {type(meta).__name__}")
-            cases = {}
-            for k, m in meta.items():
-                if not isinstance(m, dict) or not isinstance(m.get("kwargs"), dict) or not isinstance(
-                        m.get("input_sha256"), str) or not isinstance(m.get("shape"), list):
-                    raise BadBaseline(f"{where}: meta of case {k!r} must hold shape, kwargs and input_sha256")
-                if len(k.split("|")) != 2 or not isinstance(getattr(torch, k.split("|")[1], None), torch.dtype):
-                    raise BadBaseline(f"{where}: case key {k!r} is not 'label|dtype'")
-                if k not in f.files:
-                    raise BadBaseline(f"{where}: it has no output array for case {k!r}")
-                out = f[k]
-                if out.dtype.kind != "f":
-                    raise BadBaseline(f"{where}: output of case {k!r} must be a float array, got {out.dtype}")
-                cases[k] = dict(output=out, meta=m)
-            return cases
-    except BadBaseline:
-        raise
-    except IsADirectoryError:
-        raise BadBaseline(f"{where}: it is a directory") from None
-    except OSError as e:
-        raise BadBaseline(f"{where}: {e.strerror or e}") from None
-    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-        raise BadBaseline(f"{where}: truncated or not a zip archive ({type(e).__name__}: {e})") from None
-    except ValueError as e:  # neither a zip nor an .npy file, or an entry that needs pickle
-        raise BadBaseline(f"{where}: not a baseline .npz archive ({e})") from None
+    with open_npz(path, where, "baseline", BadBaseline) as f:
+        meta = json_object(f, "meta", where, BadBaseline)
+        cases = {}
+        for k, m in meta.items():
+            if not isinstance(m, dict) or not isinstance(m.get("kwargs"), dict) or not isinstance(
+                    m.get("input_sha256"), str) or not isinstance(m.get("shape"), list):
+                raise BadBaseline(f"{where}: meta of case {k!r} must hold shape, kwargs and input_sha256")
+            if len(k.split("|")) != 2 or not isinstance(getattr(torch, k.split("|")[1], None), torch.dtype):
+                raise BadBaseline(f"{where}: case key {k!r} is not 'label|dtype'")
+            if k not in f.files:
+                raise BadBaseline(f"{where}: it has no output array for case {k!r}")
+            out = f[k]
+            if out.dtype.kind != "f":
+                raise BadBaseline(f"{where}: output of case {k!r} must be a float array, got {out.dtype}")
+            cases[k] = dict(output=out, meta=m)
+        return cases
 
 
 def drift(key: str, new: dict, old: Optional[dict]) -> dict:

@@ -18,6 +18,21 @@ from twinops.testing.strategies import COORDS, NEAREST, interpolate_configs, onn
 
 DTYPES = list(TOLERANCES)
 
+# Every F.interpolate mode and flag combination twinops implements.
+ALL_INTERPOLATE = [
+    dict(mode="nearest"),
+    dict(mode="nearest-exact"),
+    dict(mode="area"),
+    dict(mode="bilinear", align_corners=False),
+    dict(mode="bilinear", align_corners=True),
+    dict(mode="bicubic", align_corners=False),
+    dict(mode="bicubic", align_corners=True),
+    dict(mode="bilinear", antialias=True),
+    dict(mode="bicubic", antialias=True),
+    dict(mode="bilinear", antialias=True, align_corners=True),
+    dict(mode="bicubic", antialias=True, align_corners=True),
+]
+
 
 def assert_close(actual, expected, dtype=None, what: str = "") -> None:
     """|actual - expected| <= atol + rtol * |expected| with the dtype's :data:`TOLERANCES`

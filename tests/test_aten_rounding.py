@@ -12,22 +12,11 @@ import torch
 import torch.nn.functional as F
 
 import twinops
+from resize_spec import ALL_INTERPOLATE
 
 ATOL = RTOL = 1e-5
 
-MODES = [
-    dict(mode="bilinear", align_corners=False),
-    dict(mode="bilinear", align_corners=True),
-    dict(mode="bicubic", align_corners=False),
-    dict(mode="bicubic", align_corners=True),
-    dict(mode="bilinear", antialias=True),
-    dict(mode="bicubic", antialias=True),
-    dict(mode="bilinear", antialias=True, align_corners=True),
-    dict(mode="bicubic", antialias=True, align_corners=True),
-    dict(mode="area"),
-    dict(mode="nearest"),
-    dict(mode="nearest-exact"),
-]
+MODES = ALL_INTERPOLATE
 # The case first: (2, 3, 345, 456) -> (270, 270) moved row 200 by 1.5e-5.
 RESAMPLINGS = [
     ((2, 3, 345, 456), dict(size=(270, 270))),

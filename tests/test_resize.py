@@ -12,25 +12,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import twinops
-from resize_spec import (DTYPES, TOLERANCES, assert_close, interpolate_configs, interpolate_reference,
+from resize_spec import (ALL_INTERPOLATE, DTYPES, TOLERANCES, assert_close, interpolate_configs, interpolate_reference,
                          onnx_configs, onnx_reference, onnx_reference_is_unstable, random_input)
 from twinops.resize import _interpolate_plan
 
 cuda = pytest.mark.cuda
 
-ALL_INTERPOLATE = [
-    dict(mode="nearest"),
-    dict(mode="nearest-exact"),
-    dict(mode="area"),
-    dict(mode="bilinear", align_corners=False),
-    dict(mode="bilinear", align_corners=True),
-    dict(mode="bicubic", align_corners=False),
-    dict(mode="bicubic", align_corners=True),
-    dict(mode="bilinear", antialias=True),
-    dict(mode="bicubic", antialias=True),
-    dict(mode="bilinear", antialias=True, align_corners=True),
-    dict(mode="bicubic", antialias=True, align_corners=True),
-]
 SIZES = [dict(size=(13, 5)), dict(scale_factor=2.0), dict(scale_factor=(0.5, 1.7)),
          dict(scale_factor=0.3, recompute_scale_factor=True), dict(size=(1, 1))]
 

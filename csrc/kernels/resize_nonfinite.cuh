@@ -214,8 +214,8 @@ TWIN_HD RefTerm<Acc> reference_term_at(const Params& p, const Axis& a, int64_t d
 }
 
 // The reference's backward output (n, c, iy, ix) over g.src (grad_output): the sum over the
-// outputs whose windows read (iy, ix), which lie in the inverse tables' rows (they keep the
-// windows' zero-weight taps, see axis_entry).
+// outputs whose windows read (iy, ix), which lie in the inverse tables' rows where those keep
+// the windows' zero-weight taps (Workspace.zero_taps: the CPU's do).
 template <typename T, typename Acc>
 TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t iy, int64_t ix) {
   const Params& p = g.params;
