@@ -7,9 +7,10 @@
 // where the reference reads no such element, and a merged weight gives +-inf where the
 // reference's separate taps give inf - inf or 0 * inf = NaN. Every such output is non-finite
 // in the fast result (a window with a non-finite value gives a non-finite sum either way;
-// one without differs only through padding taps, which give NaN), so the kernels test each
-// stored value and recompute the rare non-finite one here (finish_element), keeping their
-// arithmetic and speed for everything else.
+// one without differs only through padding taps, which give NaN), so a gather can test each
+// stored value and recompute the rare non-finite one here (finish_element), keeping its
+// arithmetic and speed for everything else. The CPU gather does; the CUDA kernels do not yet
+// (docs/ops/resize-nonfinite.md says what was measured).
 //
 // The reference's terms per axis: each distinct input index its taps read (clamped), with
 // the sum of those taps' weights and whether an infinite value there gives the reference
@@ -249,24 +250,13 @@ TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int
   return g.direction == 2 ? reference_backward(g, n, c, y, x) : reference_forward(g, n, c, y, x);
 }
 
-#if defined(__CUDA_ARCH__)
-// reference_element out of line, so that the kernels' registers are not sized by it.
-template <typename T, typename Acc>
-__device__ __noinline__ Acc reference_element_call(const Gather<T, Acc> g, int64_t n, int64_t c, int64_t y, int64_t x) {
-  return reference_element(g, n, c, y, x);
-}
-#endif
-
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the
-// reference's value (see the top of this file). Kernels call it on every output they store.
+// reference's value (see the top of this file). The CPU gather calls it on every output it
+// stores; the CUDA kernels do not yet (docs/ops/resize-nonfinite.md, "Status on CUDA").
 template <typename T, typename Acc>
 TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
   if (finite_value(v) || g.direction == 0) return v;
-#if defined(__CUDA_ARCH__)
-  return reference_element_call<T, Acc>(g, n, c, y, x);
-#else
   return reference_element<T, Acc>(g, n, c, y, x);
-#endif
 }
 
 }  // namespace resize
