@@ -208,6 +208,12 @@ def _int_tensor(v: Tensor, name: str, who: str) -> int:
     """A 0-d integer tensor as an int (F.interpolate accepts them as sizes)."""
     if v.dim() != 0 or v.is_floating_point() or v.is_complex() or v.dtype == torch.bool:
         raise TypeError(f"{who}: {name} must contain ints or 0-d integer tensors, got a {v.dim()}-D {v.dtype} tensor")
+    if torch.jit.is_tracing() and torch.onnx.is_in_onnx_export():
+        # The TorchScript exporter traces x.shape as tensors; int() would record this export's
+        # value as a constant, a silently fixed size for every other input shape.
+        raise ValueError(f"{who}: {name} computed from a tensor (e.g. x.shape) cannot be exported by the "
+                         "TorchScript exporter, which would record it as a constant; use the dynamo exporter "
+                         "(dynamo=True) or scale_factor")
     return int(v)
 
 

@@ -293,15 +293,15 @@ class ShapeSized(torch.nn.Module):
         return twinops.interpolate(x, size=(x.shape[2] * 2, x.shape[3] + 3), mode="bilinear")
 
 
-TORCHSCRIPT_SYMBOLIC_XFAIL = pytest.mark.xfail(
-    strict=True, raises=(AssertionError, TypeError),
-    reason="the TorchScript tracer records the op's SymInt[] output_size as constants (and traced dims are "
-           "tensors that twinops.interpolate rejects as size); only a scale_factor size is rebuilt in the graph")
+def test_torchscript_refuses_a_size_computed_from_the_shape():
+    # The tracer hands x.shape over as tensors; a size built from them would be recorded as a
+    # constant (a silently fixed size), so twinops refuses it under the TorchScript exporter.
+    with pytest.raises(Exception, match=r"size computed from a tensor .* TorchScript exporter"):
+        _export(Net(ShapeSized()), (_input(2, 3, 10, 12),), False, dynamic={0: [0, 2, 3]})
 
 
 @pytest.mark.parametrize("dynamo,resize", [
     pytest.param(True, ShapeSized(), id="size-from-shape-dynamo"),
-    pytest.param(False, ShapeSized(), id="size-from-shape-torchscript", marks=TORCHSCRIPT_SYMBOLIC_XFAIL),
     pytest.param(True, twinops.Interpolate(scale_factor=0.5, mode="area"), id="area-0.5-dynamo"),
     pytest.param(False, twinops.Interpolate(scale_factor=0.5, mode="area"), id="area-0.5-torchscript"),
 ])
