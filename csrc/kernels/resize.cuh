@@ -116,7 +116,7 @@ void pad_table_widths(int32_t taps[2]);
 // The widths are the widest rows the tables will hold, found on the host where a formula
 // would overshoot: ATen antialias windows by a pass over the outputs (O(out)), inverse rows
 // by building the forward tables (O(out * taps)); remembered per axis. Exact, because the
-// device builds the same tables bitwise (mul_rn).
+// device builds the same tables bitwise (mul_rn, fma_rn). `zero_taps`: see Workspace.
 Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward, bool zero_taps = false);
 
 // Whether axis `a` halves (in == 2 out) with windows on the input pairs: the table entry of

@@ -30,7 +30,8 @@ void build_tables_cpu(const Params& p, const Workspace& L, void* ws, bool backwa
       hi[i] = -1;
     }
     const auto in_len = static_cast<int32_t>(a.in), out_len = static_cast<int32_t>(a.out);
-    for (int64_t d = 0; d < a.out; ++d) scatter_range_host<Acc>(first, weight, L.taps[k], in_len, d, lo, hi, L.zero_taps != 0);
+    for (int64_t d = 0; d < a.out; ++d)
+      scatter_range_host<Acc>(first, weight, L.taps[k], in_len, d, lo, hi, L.zero_taps != 0);
     for (int64_t i = 0; i < a.in; ++i)
       inverse_entry<Acc>(first, weight, L.taps[k], out_len, in_len, lo, hi, i, L.inv_taps[k],
                          reinterpret_cast<int32_t*>(b + L.ifirst[k]), reinterpret_cast<Acc*>(b + L.iweight[k]));
