@@ -1,4 +1,4 @@
-"""twinops.testing: Polygraphy-style comparison, strategies, the pytest plugin, the README suite."""
+"""twinops.testing: Polygraphy-style comparison, strategies, the pytest plugin, the docs' example suite."""
 import os
 import re
 import subprocess
@@ -132,7 +132,7 @@ def test_random_input_is_seeded_and_device_independent():
 
 
 # ---------------------------------------------------------------------------------------
-# pytest plugin and the README's user suite (run in a fresh pytest)
+# pytest plugin and the user suite of docs/toolkit.md (run in a fresh pytest)
 # ---------------------------------------------------------------------------------------
 
 def _pytest(tmp_path, files, *args, env=None):
@@ -176,15 +176,15 @@ def test_plugin_markers_skip_with_reasons(tmp_path):
     assert r.returncode != 0 and "TWINOPS_HYPOTHESIS_PROFILE must be ci, dev or thorough" in r.stderr
 
 
-def _readme_suite() -> str:
-    text = open(os.path.join(REPO, "README.md")).read()
+def _docs_suite() -> str:
+    text = open(os.path.join(REPO, "docs", "toolkit.md")).read()
     m = re.search(r"<!-- twinops-testing-example -->\s*```python\n(.*?)```", text, re.S)
-    assert m, "README.md lost its twinops.testing example block"
+    assert m, "docs/toolkit.md lost its twinops.testing example block"
     return m.group(1)
 
 
-def test_readme_user_suite_runs_and_catches_a_bug(tmp_path):
-    code = _readme_suite()
+def test_docs_user_suite_runs_and_catches_a_bug(tmp_path):
+    code = _docs_suite()
     assert len(code.splitlines()) < 40
     dev = {"TWINOPS_HYPOTHESIS_PROFILE": "dev"}  # 10 examples: the block is what is under test, not the op
     r = _pytest(tmp_path, {"conftest.py": CONFTEST, "test_my_op.py": code}, env=dev)
