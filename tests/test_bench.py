@@ -17,7 +17,7 @@ from typing import Tuple
 import pytest
 import torch
 
-from twinops.bench import cli, harness, report
+from twinops.bench import cli, harness, report, timing
 from twinops.bench import resize as rb
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +34,7 @@ def _row(mode="bicubic", dtype="float32", shape=(1, 3, 1080, 1920), scale=2.0, d
          torch_ms=0.5, twinops_ms=0.25, status=harness.STATUS_OK, bandwidth=4e12, copy_ms=0.05):
     case = rb.Case(mode, dtype, shape, scale, direction)
     nbytes = case.nbytes()
-    return harness.Row(case, nbytes, harness.floor_ms(nbytes, bandwidth), torch_ms, twinops_ms, status,
+    return harness.Row(case, nbytes, timing.floor_ms(nbytes, bandwidth), torch_ms, twinops_ms, status,
                        copy_ms=copy_ms)
 
 
@@ -122,13 +122,13 @@ def test_case_mode_split():
 
 def test_floor_known_case():
     # 1x3x1080x1920 fp32 upsampled 2x: 6,220,800 + 24,883,200 elements, 4 bytes each.
-    nbytes = harness.tensor_bytes([(1, 3, 1080, 1920), (1, 3, 2160, 3840)], torch.float32)
+    nbytes = timing.tensor_bytes([(1, 3, 1080, 1920), (1, 3, 2160, 3840)], torch.float32)
     assert nbytes == 124_416_000 == rb.Case("bicubic", "float32", (1, 3, 1080, 1920), 2.0, "forward").nbytes()
-    assert harness.floor_ms(nbytes, 4e12) == pytest.approx(0.031104)
-    assert harness.pct_of_floor(0.031104, 0.062208) == pytest.approx(50.0)
-    assert harness.pct_of_floor(1.0, None) is None
+    assert timing.floor_ms(nbytes, 4e12) == pytest.approx(0.031104)
+    assert timing.pct_of_floor(0.031104, 0.062208) == pytest.approx(50.0)
+    assert timing.pct_of_floor(1.0, None) is None
     with pytest.raises(ValueError):
-        harness.floor_ms(1, 0)
+        timing.floor_ms(1, 0)
 
 
 def test_backward_bytes_equal_forward_bytes():
@@ -283,7 +283,7 @@ def test_copy_ms_times_a_copy_of_the_bytes(monkeypatch):
     real_copy = torch.Tensor.copy_
     monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src: copies.append((self.numel(), src.min().item()))
                         or real_copy(self, src))
-    assert harness.copy_ms(torch.device("cpu"), Timer(), 1000) == 0.125
+    assert timing.copy_ms(torch.device("cpu"), Timer(), 1000) == 0.125
     assert len(seen) == 1 and copies == [(500, copies[0][1])] and copies[0][1] > 0  # random bytes, no zeros
 
 
@@ -354,7 +354,7 @@ def test_timer_flush_reads_its_buffer_unless_told_to_write():
     # The benchmark's flush must not write (dirty L2 lines would be written back inside the
     # timed call); the write flush stays available for tools/l2_flush.py's comparison.
     calls = []
-    timer = harness.Timer(torch.device("cpu"), 0, 1)
+    timer = timing.Timer(torch.device("cpu"), 0, 1)
     timer.flush_buf = type("Buf", (), {"amax": lambda self: calls.append("read"),
                                        "zero_": lambda self: calls.append("write")})()
     timer._prepare()
@@ -371,3 +371,239 @@ def test_l2_flush_tool_times_every_size_three_ways(capsys):
     assert len(lines) == 3
     for line in lines[1:]:
         assert all(k in line for k in ("write flush", "read flush", "no flush"))
+
+
+# --- the generic harness with a toy two-input op: a * b against torch.mul ---------------
+
+@dataclass(frozen=True)
+class MulCase(harness.BenchCase):
+    """out = a * b: two inputs, both differentiable (grad_a = g * b, grad_b = g * a)."""
+
+    dtype: str = "float32"
+    direction: str = "forward"
+    shape: Tuple[int, ...] = (3, 5)
+
+    differentiable = (0, 1)
+
+    def labels(self):
+        return (self.dtype, report.fmt_shape(self.shape))
+
+    def make_inputs(self, device, generator):
+        return tuple(torch.randn(self.shape, generator=generator, device=device, dtype=self.torch_dtype)
+                     for _ in range(2))
+
+    def baseline(self, a, b):
+        return torch.mul(a, b)
+
+    def candidate(self, a, b):
+        return a * b
+
+    def nbytes(self):
+        return timing.tensor_bytes([self.shape] * 3, self.torch_dtype)
+
+    def output_shapes(self):
+        return (self.shape,)
+
+
+class WrongGradB(MulCase):
+    def candidate(self, a, b):  # right values, grad_b off by 0.5 * g
+        return a * b + (b - b.detach()) * 0.5
+
+
+class DirectBackward(MulCase):
+    backward_op = "aten::mul.Tensor"
+
+    def candidate_backward(self, inputs, grad_outputs):
+        (a, b), (g,) = inputs, grad_outputs
+        return lambda: (g * b, g * a)
+
+
+class WrongDirectBackward(DirectBackward):
+    def candidate_backward(self, inputs, grad_outputs):
+        (a, b), (g,) = inputs, grad_outputs
+        return lambda: (g * b, 2 * g * a)
+
+
+class NotTheAutogradOp(DirectBackward):
+    backward_op = "twinops::mul_backward"
+
+
+class NoBaseline(MulCase):
+    def baseline(self, a, b):
+        raise NotImplementedError("no such kernel\nmore")
+
+
+class Broken(MulCase):
+    def candidate(self, a, b):
+        raise RuntimeError("candidate exploded")
+
+
+def toy_bench(case_type=MulCase, name="mul"):
+    return harness.OpBench(
+        name=name, summary="a * b against torch.mul", baseline_name="torch.mul", baseline_short="torch",
+        candidate_name="a * b", columns=("dtype", "shape"),
+        build_cases=lambda cfg: [case_type(d, p) for d in cfg.dtypes
+                                 for p in (harness.DIRECTIONS if cfg.backward else ("forward",))])
+
+
+TOY_CFG = harness.Config(dtypes=["float32", "bfloat16"], warmup=1, reps=3, copy_bytes=1 << 16)
+CPU = torch.device("cpu")
+
+
+def _toy_row(case):
+    return harness.run_case(toy_bench(type(case)), case, CPU, timing.Timer(CPU, 0, 2), 1e9)
+
+
+def test_toy_op_runs_forward_and_backward_on_cpu():
+    meta, rows = harness.run_benchmark(toy_bench(), TOY_CFG, "cpu")
+    assert meta["gpu"] == "CPU (cpu)" and meta["copy_bandwidth_tbps"] > 0 and not meta["l2_flush"]
+    assert [(r.case.dtype, r.case.direction) for r in rows] == [
+        ("float32", "forward"), ("float32", "backward"), ("bfloat16", "forward"), ("bfloat16", "backward")]
+    for r in rows:
+        assert r.status == harness.STATUS_OK and not r.detail, r.detail
+        assert r.torch_ms > 0 and r.twinops_ms > 0 and r.copy_ms > 0 and r.max_abs_err <= r.allowed_err
+        assert r.nbytes == 3 * 15 * r.case.torch_dtype.itemsize
+        assert r.floor_ms == pytest.approx(r.nbytes / (meta["copy_bandwidth_tbps"] * 1e12) * 1e3)
+    assert rows[0].to_dict()["shape"] == [3, 5] and rows[0].to_dict()["pass"] == "forward"
+    # bf16 backward against the float32 reference: rounding shows, within the bf16 tolerance.
+    assert 0 < rows[3].max_abs_err <= rows[3].allowed_err
+    assert rows[1].max_abs_err == 0.0
+
+
+def test_toy_gradient_of_every_input_is_checked():
+    assert _toy_row(WrongGradB(direction="forward")).status == harness.STATUS_OK
+    r = _toy_row(WrongGradB(direction="backward"))
+    assert r.status == harness.STATUS_MISMATCH and r.twinops_ms is not None
+    assert "twinops vs torch.mul grad: max abs err" in r.detail
+
+
+def test_toy_direct_backward_is_checked_against_autograd():
+    ok = _toy_row(DirectBackward(direction="backward"))
+    assert ok.status == harness.STATUS_OK and ok.max_abs_err == 0.0, ok.detail
+    wrong = _toy_row(WrongDirectBackward(direction="backward"))
+    assert wrong.status == harness.STATUS_MISMATCH
+    assert "autograd gradient of a * b differs from the timed mul.Tensor call" in wrong.detail
+    assert "twinops vs torch.mul grad" in wrong.detail  # the timed (direct) gradients are the ones checked
+    other = _toy_row(NotTheAutogradOp(direction="backward"))
+    assert other.status == harness.STATUS_MISMATCH
+    assert "autograd of a * b does not call twinops::mul_backward (calls [" in other.detail
+
+
+def test_toy_failures_are_reported_not_raised():
+    for direction in harness.DIRECTIONS:
+        r = _toy_row(NoBaseline(direction=direction))
+        assert r.status == harness.STATUS_NO_REF and r.torch_ms is None and r.twinops_ms is not None
+        assert "torch.mul" in r.detail and "NotImplementedError: no such kernel" in r.detail and "more" not in r.detail
+        r = _toy_row(Broken(direction=direction))
+        assert r.status == harness.STATUS_ERROR and r.twinops_ms is None and "candidate exploded" in r.detail
+        assert r.detail.startswith("twinops: " if direction == "forward" else "twinops backward: ")
+    with pytest.raises(ValueError, match="forward or backward"):
+        _toy_row(MulCase(direction="sideways"))
+
+
+def test_parity_of_several_outputs():
+    a, b = torch.randn(4), torch.randn(3) * 10
+    assert harness.check_parity((a, b), [a.clone(), b.clone()], torch.float32)[0]
+    ok, err, allowed = harness.check_parity((a, b), (a, b + 0.5), torch.float32)
+    assert not ok and err == pytest.approx(0.5) and allowed == pytest.approx(1e-4 * b.abs().max().item())
+    assert not harness.check_parity((a, b), (a,), torch.float32)[0]
+    assert harness.check_parity(a, a + 0.05, torch.float32, {torch.float32: 0.1})[0]
+
+
+def test_toy_table_has_its_own_columns():
+    op = toy_bench()
+    assert op.table_columns == ("dtype", "shape", "pass", "floor ms", "copy % floor", "torch.mul ms",
+                                "torch % floor", "twinops ms", "twinops % floor", "speed-up", "check")
+    case = MulCase("float16", "backward")
+    row = harness.Row(case, case.nbytes(), 0.001, 0.004, 0.002, copy_ms=0.001, detail="look here")
+    assert report.format_rows(op, [row]) == [
+        ["float16", "3x5", "bwd", "0.0010", "100%", "0.0040", "25%", "0.0020", "50%", "2.00x", "OK"]]
+    md = report.to_markdown(op, META, [row])
+    assert "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|" in md
+    assert "speed-up = torch.mul / twinops" in md and "- float16 3x5 backward: look here" in md
+    text = report.render_text(op, META, [row])
+    assert text.splitlines()[7].split() == ["dtype", "shape", "pass", "floor", "ms", "copy", "%", "floor", "torch.mul",
+                                           "ms", "torch", "%", "floor", "twinops", "ms", "twinops", "%", "floor",
+                                           "speed-up", "check"]
+    assert "target:" not in text  # the toy op has no targets
+
+
+def test_registry_finds_resize():
+    ops = cli.registered()
+    assert ops["resize"] is rb.BENCH
+    assert all(isinstance(b, harness.OpBench) for b in ops.values())
+
+
+def test_parse_shape_takes_the_rank_from_its_dims():
+    assert cli.parse_shape("2x5x7x2", "NxHxWx2") == (2, 5, 7, 2)
+    with pytest.raises(Exception, match="a shape is NxHxWx2 with positive ints, got '2x5x7'"):
+        cli.parse_shape("2x5x7", "NxHxWx2")
+    assert cli.split(["a,b", "c"]) == ["a", "b", "c"] and cli.split(None) == []
+
+
+@pytest.fixture
+def two_toy_ops(monkeypatch):
+    """`python -m twinops.bench` with the ops add and mul (toys) on a 'CUDA' that is the CPU."""
+    ops = {"add": toy_bench(name="add"), "mul": toy_bench()}
+    monkeypatch.setattr(cli, "registered", lambda: dict(ops))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cli, "has_cuda_kernels", lambda: True)
+    real = cli.run_benchmark
+    monkeypatch.setattr(cli, "run_benchmark", lambda op, cfg, device, *a: real(op, cfg, "cpu", *a))
+    return ops
+
+
+def test_cli_runs_the_named_op(two_toy_ops, tmp_path, capsys):
+    js, md = tmp_path / "b.json", tmp_path / "b.md"
+    assert cli.main(["mul", "--quick", "--dtypes", "float32", "--json", str(js), "--markdown", str(md)]) == 0
+    out = capsys.readouterr().out
+    assert "torch.mul ms" in out and "==" not in out
+    rows = json.loads(js.read_text())["rows"]
+    assert [(r["op"], r["pass"], r["status"]) for r in rows] == [("mul", "forward", "OK"), ("mul", "backward", "OK")]
+    assert md.read_text().startswith("- GPU: CPU (cpu)")
+
+
+def test_cli_runs_every_op_by_default(two_toy_ops, tmp_path, capsys):
+    js, md = tmp_path / "b.json", tmp_path / "b.md"
+    assert cli.main(["--quick", "--no-backward", "--json", str(js), "--markdown", str(md)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("== add ==\n") and "\n== mul ==\n" in out
+    assert [r["op"] for r in json.loads(js.read_text())["rows"]] == ["add"] * 3 + ["mul"] * 3
+    assert md.read_text().startswith("## add\n\n- GPU") and "\n## mul\n\n- GPU" in md.read_text()
+
+
+def test_cli_exit_1_when_an_op_mismatches(two_toy_ops, capsys):
+    two_toy_ops["mul"] = toy_bench(WrongGradB)
+    assert cli.main(["--quick", "--dtypes", "float32"]) == cli.EXIT_MISMATCH == 1
+    err = capsys.readouterr().err
+    assert "1 of 4 cases are MISMATCH or ERROR" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nope"], "unknown op 'nope' (ops with a bench: add, mul)"),
+    (["--modes", "bicubic"], "unrecognized arguments: --modes"),  # resize's option, not these ops'
+    (["mul", "--shapes", "1x2x3x4"], "unrecognized arguments: --shapes"),
+    (["mul", "--dtypes", "int8"], "dtype must be one of float32, float16, bfloat16, got 'int8'"),
+])
+def test_cli_usage_errors_with_toy_ops(two_toy_ops, args, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(args)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_cli_resize_named_accepts_its_options(capsys):
+    assert "--shapes" in cli.build_parser([rb.BENCH], named=True).format_help()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["resize", "--help"])
+    assert exc.value.code == 0 and "usage: python -m twinops.bench resize" in capsys.readouterr().out
+
+
+@pytest.mark.cuda
+def test_timer_and_toy_pipeline_on_cuda():
+    dev = torch.device("cuda", torch.cuda.current_device())
+    timer = timing.Timer(dev, 2, 5)
+    assert timer.flush_buf is not None and timer.flush_buf.numel() * 4 == 256 << 20
+    assert timer.median_ms(lambda: torch.cuda._sleep(1000)) > 0
+    assert timing.measure_copy_bandwidth(dev, 64 << 20, 1, 3) > 1e9
+    meta, rows = harness.run_benchmark(toy_bench(), TOY_CFG, "cuda")
+    assert meta["l2_flush"] and all(r.status == harness.STATUS_OK and r.twinops_ms > 0 for r in rows)

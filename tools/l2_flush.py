@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from twinops.bench.harness import Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor
+from twinops.bench.timing import Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor
 
 
 def main(argv=None) -> int:

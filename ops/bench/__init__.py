@@ -2,9 +2,11 @@
 baseline on CUDA, forward and backward, with a parity check per case, the HBM floor and a
 same-run copy of the case's bytes.
 
-* :mod:`~twinops.bench.harness`: the method (timer, L2 flush, copy bandwidth, floor,
-  parity, the check that the timed backward is autograd's) and its API: :class:`BenchCase`,
+* :mod:`~twinops.bench.harness`: the method (parity first, the check that the timed
+  backward is autograd's, then the timings) and its API: :class:`BenchCase`,
   :class:`OpBench`, :class:`Config`, :class:`Row`, :func:`run_benchmark`;
+* :mod:`~twinops.bench.timing`: :class:`Timer` (CUDA events, warm-up, median, L2 flushed by
+  a read), the copy bandwidth, a timed copy of a case's bytes, the floor arithmetic;
 * :mod:`~twinops.bench.report`: the tables (rich or plain text, markdown, JSON);
 * :mod:`~twinops.bench.cli`: ``python -m twinops.bench [OP ...] [options]`` and the
   registry of op benches (:func:`registered`);
@@ -27,17 +29,12 @@ from .harness import (
     Config,
     OpBench,
     Row,
-    Timer,
     check_parity,
-    copy_ms,
-    floor_ms,
-    measure_copy_bandwidth,
     ops_called,
-    pct_of_floor,
     run_benchmark,
     run_case,
-    tensor_bytes,
 )
+from .timing import Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor, tensor_bytes
 
 __all__ = [
     "main", "registered",

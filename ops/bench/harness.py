@@ -11,11 +11,11 @@ case it
    a fast wrong kernel must be visible. Where the case times a twinops backward op called
    directly, it also checks that this op is the one autograd of the twinops forward calls,
    and that both give the same gradient;
-2. times both implementations with CUDA events: warm-up, then the median of many
-   repetitions; before every repetition the L2 cache is flushed (by reading a 256 MiB
-   buffer, so that no dirty line is left to write back) and the GPU is given a short head
-   start (``torch.cuda._sleep``), so the events measure GPU time and not Python launch
-   overhead;
+2. times both implementations with CUDA events (``timing.Timer``): warm-up, then the
+   median of many repetitions; before every repetition the L2 cache is flushed (by reading
+   a 256 MiB buffer, so that no dirty line is left to write back) and the GPU is given a
+   short head start (``torch.cuda._sleep``), so the events measure GPU time and not Python
+   launch overhead;
 3. relates each time to the HBM floor of the case: ``floor = (bytes read + bytes written) /
    copy bandwidth``, the copy bandwidth being measured in the same run with a large
    device-to-device copy. ``% floor = floor / time * 100``;
@@ -38,12 +38,12 @@ import argparse
 import dataclasses
 import datetime
 import math
-import statistics
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
+
+from .timing import Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor
 
 Tensors = Union[torch.Tensor, Sequence[torch.Tensor]]
 
@@ -104,25 +104,33 @@ class BenchCase:
         return DTYPES[self.dtype]
 
     def labels(self) -> Tuple[str, ...]:
+        """The cells of the op's own columns (``OpBench.columns``), in order."""
         raise NotImplementedError
 
     def make_inputs(self, device: torch.device, generator: torch.Generator) -> Tuple[torch.Tensor, ...]:
+        """Every input of the op, drawn from ``generator`` on ``device``."""
         raise NotImplementedError
 
     def baseline(self, *inputs: torch.Tensor) -> Tensors:
+        """The reference implementation's output(s) for ``inputs``."""
         raise NotImplementedError
 
     def candidate(self, *inputs: torch.Tensor) -> Tensors:
+        """twinops' output(s) for ``inputs`` (differentiable through its autograd)."""
         raise NotImplementedError
 
     def nbytes(self) -> int:
+        """Minimal HBM bytes of the timed pass, read + written once each."""
         raise NotImplementedError
 
     def output_shapes(self) -> Tuple[Tuple[int, ...], ...]:
+        """The output shapes (backward cases: the grad_outputs' shapes)."""
         raise NotImplementedError
 
     def candidate_backward(self, inputs: Sequence[torch.Tensor], grad_outputs: Sequence[torch.Tensor]
                            ) -> Optional[Callable[[], Sequence[torch.Tensor]]]:
+        """A zero-argument call of the twinops backward op returning the gradients of the
+        ``differentiable`` inputs, prepared outside the timing; None (default): time autograd."""
         return None
 
     def title(self) -> str:
@@ -260,129 +268,6 @@ class Row:
             "allowed_err": self.allowed_err,
             "detail": self.detail,
         }
-
-
-# ---------------------------------------------------------------------------------------
-# the HBM floor
-# ---------------------------------------------------------------------------------------
-
-def tensor_bytes(shapes: Sequence[Sequence[int]], dtype: torch.dtype) -> int:
-    """Bytes of one tensor of each shape in ``shapes``, all of ``dtype``: e.g. a resize's
-    ``tensor_bytes([in_shape, out_shape], dtype)`` reads one and writes the other."""
-    return sum(math.prod(s) for s in shapes) * dtype.itemsize
-
-
-def floor_ms(nbytes: int, bandwidth: float) -> float:
-    """Time to move ``nbytes`` at ``bandwidth`` bytes/s, in milliseconds."""
-    if bandwidth <= 0:
-        raise ValueError(f"bandwidth must be positive, got {bandwidth}")
-    return nbytes / bandwidth * 1e3
-
-
-def pct_of_floor(floor: float, time_ms: Optional[float]) -> Optional[float]:
-    """``floor / time * 100``: 100% means the kernel moves its bytes at copy speed; None
-    without a time."""
-    if not time_ms:
-        return None
-    return floor / time_ms * 100.0
-
-
-# ---------------------------------------------------------------------------------------
-# timing
-# ---------------------------------------------------------------------------------------
-
-class Timer:
-    """Median time of a callable on one device: CUDA events on GPU, perf_counter on CPU.
-
-    ``warmup`` untimed calls, then up to ``reps`` timed ones (see :meth:`median_ms`).
-    ``flush`` (CUDA only): evict the L2 before each repetition by reading a ``flush_bytes``
-    buffer (default 256 MiB), or by writing it where ``flush_write`` (the benchmark's flush
-    before 2026-11-30, kept for ``tools/l2_flush.py``, which compares the two). ``budget_ms``
-    (default 2000) caps the total time of the repetitions.
-    """
-
-    def __init__(self, device: torch.device, warmup: int, reps: int, flush: bool = True,
-                 budget_ms: float = 2000.0, flush_bytes: int = 256 << 20, flush_write: bool = False):
-        self.device, self.warmup, self.reps, self.budget_ms = device, warmup, reps, budget_ms
-        self.cuda = device.type == "cuda"
-        self.flush_write = flush_write
-        self.flush_buf = torch.zeros(flush_bytes // 4, dtype=torch.float32, device=device) if (self.cuda and flush) else None
-
-    def _prepare(self) -> None:
-        # Evict the L2 (the floor is an HBM floor) and keep the GPU busy while Python
-        # enqueues the timed call, so the start event fires right before its first kernel.
-        # The flush reads its buffer: writing it (zero_) left the L2 full of dirty lines,
-        # whose write-back the timed call then paid (2-3 us per call on the H200, also for a
-        # plain copy), bytes that are not the case's.
-        if self.flush_buf is not None:
-            if self.flush_write:
-                self.flush_buf.zero_()
-            else:
-                self.flush_buf.amax()
-        if self.cuda and hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(100_000)
-
-    def median_ms(self, fn: Callable[[], object]) -> float:
-        """Median time of ``fn()`` in ms over the timed repetitions after ``warmup`` calls.
-
-        The repetition count adapts down (to no fewer than 10, or ``reps`` if smaller) when
-        ``reps`` calls would exceed ``budget_ms``.
-        """
-        for _ in range(self.warmup):
-            fn()
-        if not self.cuda:
-            t0 = time.perf_counter()
-            fn()
-            est = (time.perf_counter() - t0) * 1e3
-            times = []
-            for _ in range(self._reps_for(est)):
-                t0 = time.perf_counter()
-                fn()
-                times.append((time.perf_counter() - t0) * 1e3)
-            return statistics.median(times)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        self._prepare()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                  for _ in range(self._reps_for(start.elapsed_time(end)))]
-        for s, e in events:
-            self._prepare()
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize(self.device)
-        return statistics.median(s.elapsed_time(e) for s, e in events)
-
-    def _reps_for(self, estimate_ms: float) -> int:
-        if estimate_ms <= 0 or not math.isfinite(self.budget_ms):
-            return self.reps
-        return max(min(self.reps, 10), min(self.reps, int(self.budget_ms / estimate_ms)))
-
-
-def measure_copy_bandwidth(device: torch.device, nbytes: int = 1 << 30, warmup: int = 5, reps: int = 20) -> float:
-    """Device-to-device copy bandwidth in bytes/s: (bytes read + bytes written) / median time.
-
-    ``nbytes`` (per buffer, default 1 GiB) should be far larger than the L2 so the copy runs
-    from HBM.
-    """
-    n = nbytes // 4
-    src = torch.rand(n, device=device)
-    dst = torch.empty_like(src)
-    timer = Timer(device, warmup, reps, flush=False, budget_ms=float("inf"))
-    ms = timer.median_ms(lambda: dst.copy_(src))
-    return 2 * n * 4 / (ms * 1e-3)
-
-
-def copy_ms(device: torch.device, timer: Timer, nbytes: int) -> float:
-    """Median time in ms of a device-to-device copy moving ``nbytes`` in all (``nbytes // 2``
-    read, as many written), timed by ``timer`` like the cases (L2 flushed before each)."""
-    n = max(nbytes // 2, 1)
-    src = torch.randint(1, 256, (n,), dtype=torch.uint8, device=device)
-    dst = torch.empty_like(src)
-    return timer.median_ms(lambda: dst.copy_(src))
 
 
 # ---------------------------------------------------------------------------------------

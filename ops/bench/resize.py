@@ -32,8 +32,9 @@ import torch.nn.functional as F
 from ..resize import _interpolate_plan, interpolate
 from . import harness
 from .cli import parse_shape, split
-from .harness import BenchCase, OpBench, Row, tensor_bytes
+from .harness import BenchCase, OpBench, Row
 from .report import fmt_shape
+from .timing import tensor_bytes
 
 DEFAULT_SHAPES = ((8, 64, 256, 256), (1, 3, 1080, 1920))
 DEFAULT_MODES = ("bicubic", "bilinear", "nearest", "bicubic-antialias")
