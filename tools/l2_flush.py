@@ -3,7 +3,7 @@
     python tools/l2_flush.py                 # the default sizes, in MB moved (read + written)
     python tools/l2_flush.py --mb 15.6 84
 
-Times a device-to-device copy of each size with the benchmark's timer (``_Timer``: CUDA
+Times a device-to-device copy of each size with the benchmark's timer (``Timer``: CUDA
 events, warm-up, median) three ways: after a write flush (``zero_`` of 256 MiB, the
 benchmark's flush before 2026-11-30), after a read flush (``amax`` of it, the benchmark's
 flush now) and with no flush. A write flush leaves the L2 full of dirty lines, which the
@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from twinops.bench import _Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor
+from twinops.bench.timing import Timer, copy_ms, floor_ms, measure_copy_bandwidth, pct_of_floor
 
 
 def main(argv=None) -> int:
@@ -35,9 +35,9 @@ def main(argv=None) -> int:
         return 2
     dev = torch.device("cuda")
     bandwidth = measure_copy_bandwidth(dev)
-    timers = {"write flush": _Timer(dev, 10, args.reps, flush_write=True),
-              "read flush": _Timer(dev, 10, args.reps),
-              "no flush": _Timer(dev, 10, args.reps, flush=False)}
+    timers = {"write flush": Timer(dev, 10, args.reps, flush_write=True),
+              "read flush": Timer(dev, 10, args.reps),
+              "no flush": Timer(dev, 10, args.reps, flush=False)}
     print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s")
     for mb in args.mb:
         nbytes = int(mb * 1e6)
