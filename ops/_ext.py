@@ -1,4 +1,4 @@
-"""Loads the compiled extension twinops._C (the TORCH_LIBRARY registrations)."""
+"""Loads the compiled extension twinops._C (every op's TORCH_LIBRARY_FRAGMENT registrations)."""
 from typing import Optional
 
 import torch
@@ -16,8 +16,8 @@ except ImportError as exc:  # pragma: no cover - exercised only on a broken inst
 
 
 def has_cuda_kernels() -> bool:
-    """True when twinops._C was built with its CUDA kernels."""
-    return torch._C._dispatch_has_kernel_for_dispatch_key("twinops::resize", "CUDA")
+    """True when twinops._C was built with its CUDA kernels (its WITH_CUDA flag: asks no op)."""
+    return bool(getattr(_C, "WITH_CUDA", 0))
 
 
 def cuda_unavailable_reason() -> Optional[str]:

@@ -1,6 +1,6 @@
-// The resize op's attributes (ONNX node attributes == TensorRT PluginFields == torch schema
-// arguments) -> resize::Params, and PyTorch's output-size rule. Shared by the TensorRT plugins
-// and (intended) the torch frontend so the translation lives in one place.
+// The resize op's attribute list (ONNX node attributes == TensorRT PluginFields == torch schema
+// arguments), its translation into resize::Params, and PyTorch's output-size rule. Shared by
+// the torch frontend and the TensorRT plugins so each lives in one place.
 //
 // Includes neither torch nor TensorRT headers.
 #pragma once
@@ -8,23 +8,29 @@
 #include <cstdint>
 #include <string>
 
+#include "../common/twinops_attrs.h"
 #include "resize.cuh"
 
 namespace twinops {
 namespace resize {
 
-// Defaults are ONNX Resize-19's where it has one.
+// The resize op's attributes, in torch schema order: A(kind, name, what, default...) (see
+// twinops_attrs.h). Defaults are ONNX Resize-19's where it has one. scales: (H, W), <= 0 = not
+// given (see Axis::scale); roi: tf_crop_and_resize's box.
+#define TWIN_RESIZE_ATTRS(A)                                                              \
+  A(::twinops::attr::Str, mode, "", "nearest")                                            \
+  A(::twinops::attr::Str, coordinate_transformation_mode, "", "half_pixel")               \
+  A(::twinops::attr::Str, nearest_mode, "", "round_prefer_floor")                         \
+  A(::twinops::attr::Float, cubic_coeff_a, "", -0.75)                                     \
+  A(::twinops::attr::Int, exclude_outside, "", 0)                                         \
+  A(::twinops::attr::Int, antialias, "", 0)                                               \
+  A(::twinops::attr::Floats<2>, scales, "(H, W)", 0.0, 0.0)                               \
+  A(::twinops::attr::Floats<4>, roi, "(h_start, w_start, h_end, w_end)", 0.0, 0.0, 1.0, 1.0) \
+  A(::twinops::attr::Float, extrapolation_value, "", 0.0)                                 \
+  A(::twinops::attr::Int, pytorch, "", 0)
+
 struct ResizeAttrs {
-  std::string mode = "nearest";
-  std::string coordinate_transformation_mode = "half_pixel";
-  std::string nearest_mode = "round_prefer_floor";
-  double cubic_coeff_a = -0.75;
-  int64_t exclude_outside = 0;
-  int64_t antialias = 0;
-  double scales[2] = {0.0, 0.0};          // (H, W); <= 0: not given (see Axis::scale)
-  double roi[4] = {0.0, 0.0, 1.0, 1.0};   // (h_start, w_start, h_end, w_end)
-  double extrapolation_value = 0.0;
-  int64_t pytorch = 0;
+  TWIN_ATTR_STRUCT(TWIN_RESIZE_ATTRS)
 };
 
 // Validated Params for one input/output spatial size. Returns "" on success, else a message

@@ -1,4 +1,4 @@
-// TORCH_LIBRARY schema of twinops::resize / resize_backward, argument checks and CPU kernels.
+// Schema fragment of twinops::resize / resize_backward, argument checks and CPU kernels.
 // Fake (meta) kernels and autograd live in Python next to the op (ops/resize.py).
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -27,25 +27,11 @@ std::string shape_str(at::IntArrayRef s) {
 // Messages start with the op the caller named (`who`, e.g. "torch.ops.twinops.resize").
 resize::Params make_params(const std::string& who, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
                            const ResizeArgs& a) {
-  if (a.scales.size() != 2)
-    fail(who + ": scales must have 2 entries (H, W), got " + std::to_string(a.scales.size()));
-  if (a.roi.size() != 4)
-    fail(who + ": roi must have 4 entries (h_start, w_start, h_end, w_end), got " + std::to_string(a.roi.size()));
+  if (!a.error.empty()) fail(who + ": " + a.error);  // a list argument of the wrong length
   if (out_h <= 0 || out_w <= 0) fail(who + ": output_size must be positive, got " + shape_str({out_h, out_w}));
   // The rest of the translation is shared with the TensorRT plugins.
-  resize::ResizeAttrs attrs;
-  attrs.mode = a.mode;
-  attrs.coordinate_transformation_mode = a.coordinate_transformation_mode;
-  attrs.nearest_mode = a.nearest_mode;
-  attrs.cubic_coeff_a = a.cubic_coeff_a;
-  attrs.exclude_outside = a.exclude_outside;
-  attrs.antialias = a.antialias;
-  for (int k = 0; k < 2; ++k) attrs.scales[k] = a.scales[k];
-  for (int k = 0; k < 4; ++k) attrs.roi[k] = a.roi[k];
-  attrs.extrapolation_value = a.extrapolation_value;
-  attrs.pytorch = a.pytorch;
   resize::Params p;
-  const std::string err = resize::make_params(in_h, in_w, out_h, out_w, attrs, &p);
+  const std::string err = resize::make_params(in_h, in_w, out_h, out_w, a.attrs, &p);
   if (!err.empty()) fail(who + ": " + err);
   return p;
 }
@@ -141,43 +127,40 @@ at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& ar
   return r.result;
 }
 
-at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size, TWIN_RESIZE_ATTR_PARAMS) {
-  return run<false>(input, output_size, TWIN_RESIZE_ATTR_ARGS);
+at::Tensor resize_cpu(const at::Tensor& input, at::IntArrayRef output_size TWIN_RESIZE_TORCH_PARAMS) {
+  return run<false>(input, output_size, TWIN_RESIZE_TORCH_ARGS);
 }
 
-at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef input_size, TWIN_RESIZE_ATTR_PARAMS) {
-  return run<true>(grad_output, input_size, TWIN_RESIZE_ATTR_ARGS);
+at::Tensor resize_backward_cpu(const at::Tensor& grad_output, at::IntArrayRef input_size TWIN_RESIZE_TORCH_PARAMS) {
+  return run<true>(grad_output, input_size, TWIN_RESIZE_TORCH_ARGS);
 }
 
 // `op` is "resize" or "resize_backward"; `shape` / `dtype` describe the op's tensor argument and
 // `size` is its output_size / input_size. Raises exactly what that op would raise.
-void resize_check(c10::string_view op, at::IntArrayRef shape, at::ScalarType dtype, at::IntArrayRef size,
-                  TWIN_RESIZE_ATTR_PARAMS) {
+void resize_check(c10::string_view op, at::IntArrayRef shape, at::ScalarType dtype,
+                  at::IntArrayRef size TWIN_RESIZE_TORCH_PARAMS) {
   if (op == "resize")
-    check_forward(shape, dtype, size, TWIN_RESIZE_ATTR_ARGS);
+    check_forward(shape, dtype, size, TWIN_RESIZE_TORCH_ARGS);
   else if (op == "resize_backward")
-    check_backward(shape, dtype, size, TWIN_RESIZE_ATTR_ARGS);
+    check_backward(shape, dtype, size, TWIN_RESIZE_TORCH_ARGS);
   else
     fail("torch.ops.twinops._resize_check: op must be 'resize' or 'resize_backward', got '" + std::string(op) + "'");
 }
 
 }  // namespace
 
-TORCH_LIBRARY(twinops, m) {
-  m.def(
-      "resize(Tensor input, SymInt[2] output_size, str mode, str coordinate_transformation_mode, str nearest_mode, "
-      "float cubic_coeff_a, int exclude_outside, int antialias, float[2] scales, float[4] roi, "
-      "float extrapolation_value, int pytorch) -> Tensor");
-  m.def(
-      "resize_backward(Tensor grad_output, SymInt[4] input_size, str mode, str coordinate_transformation_mode, "
-      "str nearest_mode, float cubic_coeff_a, int exclude_outside, int antialias, float[2] scales, float[4] roi, "
-      "float extrapolation_value, int pytorch) -> Tensor");
-  // The fake kernels' checks (ops/resize.py): tensor-free, so it runs under FakeTensorMode too.
-  m.def(
-      "_resize_check(str op, int[] shape, ScalarType dtype, int[] size, str mode, str coordinate_transformation_mode, "
-      "str nearest_mode, float cubic_coeff_a, int exclude_outside, int antialias, float[] scales, float[] roi, "
-      "float extrapolation_value, int pytorch) -> ()",
-      &resize_check);
+// Schemas (resize's own fragment of the twinops library). The attribute arguments come from
+// TWIN_RESIZE_ATTRS, e.g. "str mode, ..., float[2] scales, float[4] roi, ..., int pytorch".
+TORCH_LIBRARY_FRAGMENT(twinops, m) {
+  const std::string attrs = schema_args<resize::ResizeAttrs>();
+  m.def(("resize(Tensor input, SymInt[2] output_size, " + attrs + ") -> Tensor").c_str());
+  m.def(("resize_backward(Tensor grad_output, SymInt[4] input_size, " + attrs + ") -> Tensor").c_str());
+  // The fake kernels' checks (ops/resize.py): tensor-free, so it runs under FakeTensorMode too;
+  // lists unsized, so a wrong length gets the op's own message.
+  m.def(("_resize_check(str op, int[] shape, ScalarType dtype, int[] size, " +
+         schema_args<resize::ResizeAttrs>(/*sized=*/false) + ") -> ()")
+            .c_str(),
+        &resize_check);
 }
 
 TORCH_LIBRARY_IMPL(twinops, CPU, m) {

@@ -7,32 +7,18 @@
 
 #include <string>
 
-#include "../kernels/resize.cuh"
+#include "../kernels/resize_attrs.h"
+#include "op_attrs.h"
 
 namespace twinops {
 namespace torch_frontend {
 
-// The schema's attribute arguments, in schema order (after input and output/input size).
-#define TWIN_RESIZE_ATTR_PARAMS                                                                              \
-  c10::string_view mode, c10::string_view coordinate_transformation_mode, c10::string_view nearest_mode,    \
-      double cubic_coeff_a, int64_t exclude_outside, int64_t antialias, at::ArrayRef<double> scales,        \
-      at::ArrayRef<double> roi, double extrapolation_value, int64_t pytorch
-#define TWIN_RESIZE_ATTR_ARGS                                                                                \
-  ResizeArgs{std::string(mode), std::string(coordinate_transformation_mode), std::string(nearest_mode),     \
-             cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch}
-
-struct ResizeArgs {
-  std::string mode;
-  std::string coordinate_transformation_mode;
-  std::string nearest_mode;
-  double cubic_coeff_a;
-  int64_t exclude_outside;
-  int64_t antialias;
-  c10::ArrayRef<double> scales;
-  c10::ArrayRef<double> roi;
-  double extrapolation_value;
-  int64_t pytorch;
-};
+// The kernels' attribute arguments (TWIN_TORCH_PARAMS(TWIN_RESIZE_ATTRS)) as resize::ResizeAttrs;
+// a list of the wrong length is raised by prepare_* in the order of the op's checks.
+using ResizeArgs = TorchAttrs<resize::ResizeAttrs>;
+#define TWIN_RESIZE_TORCH_PARAMS TWIN_TORCH_PARAMS(TWIN_RESIZE_ATTRS)
+#define TWIN_RESIZE_TORCH_ARGS \
+  ::twinops::torch_frontend::torch_attrs<::twinops::resize::ResizeAttrs>(TWIN_TORCH_ARGS(TWIN_RESIZE_ATTRS))
 
 // Validated params, the dense result tensor (NCHW, or NHWC following the source layout)
 // and the geometry the launchers take.

@@ -49,12 +49,12 @@ at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& ar
   return r.result;
 }
 
-at::Tensor resize_cuda(const at::Tensor& input, at::IntArrayRef output_size, TWIN_RESIZE_ATTR_PARAMS) {
-  return run<false>(input, output_size, TWIN_RESIZE_ATTR_ARGS);
+at::Tensor resize_cuda(const at::Tensor& input, at::IntArrayRef output_size TWIN_RESIZE_TORCH_PARAMS) {
+  return run<false>(input, output_size, TWIN_RESIZE_TORCH_ARGS);
 }
 
-at::Tensor resize_backward_cuda(const at::Tensor& grad_output, at::IntArrayRef input_size, TWIN_RESIZE_ATTR_PARAMS) {
-  return run<true>(grad_output, input_size, TWIN_RESIZE_ATTR_ARGS);
+at::Tensor resize_backward_cuda(const at::Tensor& grad_output, at::IntArrayRef input_size TWIN_RESIZE_TORCH_PARAMS) {
+  return run<true>(grad_output, input_size, TWIN_RESIZE_TORCH_ARGS);
 }
 
 }  // namespace

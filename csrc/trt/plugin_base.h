@@ -9,6 +9,7 @@
 #include <NvInferRuntime.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -41,6 +42,26 @@ void set_logger_finder(nvinfer1::ILoggerFinder* finder) noexcept;
 void log_error(const std::string& msg) noexcept;
 void log_warning(const std::string& msg) noexcept;
 std::string last_error() noexcept;
+
+// Runs `body` (returning T) for a noexcept TensorRT method; on an exception logs
+// "<where>: <what>" and returns `failed`.
+template <typename T, typename F>
+T guarded(const std::string& where, T failed, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    try {  // building the message can throw too (bad_alloc)
+      log_error(where + ": " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      log_error(where + ": unknown exception");
+    } catch (...) {
+    }
+  }
+  return failed;
+}
 
 // ---- plugin fields ---------------------------------------------------------------------
 

@@ -1,17 +1,12 @@
-// The one creator list of libtwinops_trt.so and its exported entry points.
+// The exported entry points of libtwinops_trt.so, serving the one creator list
+// (op_creators(), plugin_creators.cpp). Every op creator is served as:
 //
-// Plugins (namespace "" everywhere; fields in resize_core.cpp `declare_fields`):
+//   version   interface              TensorRT
+//   "1"       IPluginV3              10, 11   <- default node (no plugin_version)
+//   "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
+//   "legacy"  IPluginV2DynamicExt    8.6, 10, 11
 //
-//   name                    version   interface              TensorRT
-//   TwinopsResize           "1"       IPluginV3              10, 11   <- default node (no plugin_version)
-//   DynamicTRTResize        "1"       IPluginV3              10, 11
-//   TRTBicubicInterpolate   "1"       IPluginV3              10, 11
-//   TwinopsResize           "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
-//   DynamicTRTResize        "1"       IPluginV2DynamicExt    8.6
-//   TRTBicubicInterpolate   "1"       IPluginV2DynamicExt    8.6
-//   (each of the three)     "legacy"  IPluginV2DynamicExt    8.6, 10, 11
-//
-// A node selects the IPluginV2 path on any version with the node attribute
+// in namespace "". A node selects the IPluginV2 path on any version with the node attribute
 // plugin_version="legacy". TensorRT's registry keys creators by (name, version, namespace),
 // so "1" can only be one interface per TensorRT version.
 //
@@ -31,9 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "op_core.h"
 #include "plugin_base.h"
-#include "resize_plugin.h"
-#include "resize_plugin_legacy.h"
+#include "plugin_v2.h"
+#include "plugin_v3.h"
 
 #define TWIN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -55,14 +51,13 @@ struct Library {
   std::mutex mutex;
 
   Library() {
-    const Kind kinds[] = {Kind::kTwinopsResize, Kind::kDynamicTRTResize, Kind::kTRTBicubicInterpolate};
-    for (Kind k : kinds) {
+    for (const OpCreator& op : op_creators()) {
 #if TWIN_TRT_HAS_V3
-      all.push_back(new ResizeCreatorV3(k, "1"));
+      all.push_back(new CreatorV3(op, "1"));
 #else
-      v2.push_back(new ResizeCreatorV2(k, "1"));
+      v2.push_back(new CreatorV2(op, "1"));
 #endif
-      v2.push_back(new ResizeCreatorV2(k, "legacy"));
+      v2.push_back(new CreatorV2(op, "legacy"));
     }
     for (nvinfer1::IPluginCreator* c : v2) all.push_back(c);
   }

@@ -1,4 +1,4 @@
-// Interface-independent part of the resize plugins (see resize_core.h).
+// The resize plugins' OpCore and creators (see resize_core.h).
 #include "resize_core.h"
 
 #include <cuda_bf16.h>
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace twinops {
@@ -16,9 +17,16 @@ namespace trt {
 
 using nvinfer1::DataType;
 using nvinfer1::DimensionOperation;
+using nvinfer1::DimsExprs;
+using nvinfer1::DynamicPluginTensorDesc;
 using nvinfer1::IDimensionExpr;
-using nvinfer1::PluginFieldType;
+using nvinfer1::IExprBuilder;
+using nvinfer1::PluginTensorDesc;
 using nvinfer1::TensorFormat;
+
+namespace {
+
+enum class Kind : int32_t { kTwinopsResize = 0, kDynamicTRTResize = 1, kTRTBicubicInterpolate = 2 };
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -29,116 +37,81 @@ const char* kind_name(Kind k) {
   }
 }
 
-void declare_fields(Kind k, FieldStore* store) {
-  store->clear();
-  if (k == Kind::kTwinopsResize) {
-    const FieldDecl decls[] = {
-        {"mode", PluginFieldType::kCHAR, 0},
-        {"coordinate_transformation_mode", PluginFieldType::kCHAR, 0},
-        {"nearest_mode", PluginFieldType::kCHAR, 0},
-        {"cubic_coeff_a", PluginFieldType::kFLOAT32, 1},
-        {"exclude_outside", PluginFieldType::kINT32, 1},
-        {"antialias", PluginFieldType::kINT32, 1},
-        {"scales", PluginFieldType::kFLOAT32, 2},
-        {"roi", PluginFieldType::kFLOAT32, 4},
-        {"extrapolation_value", PluginFieldType::kFLOAT32, 1},
-        {"pytorch", PluginFieldType::kINT32, 1},
-    };
-    for (const FieldDecl& d : decls) store->add_decl(d);
-    return;
-  }
-  if (k == Kind::kTRTBicubicInterpolate) store->add_decl({"scale_factor", PluginFieldType::kFLOAT32, 2});
-  store->add_decl({"align_corners", PluginFieldType::kINT32, 1});
+// What the computation needs from any of the three field sets.
+struct ResizeSpec {
+  Kind kind = Kind::kTwinopsResize;
+  resize::ResizeAttrs attrs;  // MMDeploy kinds: the equivalent F.interpolate(mode="bicubic") attributes
+  int64_t align_corners = 0;  // MMDeploy kinds
+};
+
+// Validates everything that does not depend on the runtime sizes.
+std::string validate(const ResizeSpec& s) {
+  resize::Params p;
+  const std::string err = resize::make_params(1, 1, 1, 1, s.attrs, &p);
+  return err.empty() ? err : std::string(kind_name(s.kind)) + ": " + err;
 }
 
-std::string parse_spec(Kind kind, const nvinfer1::PluginFieldCollection* fc, ResizeSpec* out) {
-  const FieldReader r(fc, kind_name(kind));
-  if (!r.error().empty()) return r.error();
-  ResizeSpec s;
-  s.kind = kind;
-  resize::ResizeAttrs& a = s.attrs;
-  std::string err;
-  if (kind == Kind::kTwinopsResize) {
-    // The first failing field wins; each getter's message names its field.
-    for (const std::string& e :
-         {r.get_string("mode", &a.mode), r.get_string("coordinate_transformation_mode", &a.coordinate_transformation_mode),
-          r.get_string("nearest_mode", &a.nearest_mode), r.get_float("cubic_coeff_a", &a.cubic_coeff_a),
-          r.get_int("exclude_outside", &a.exclude_outside), r.get_int("antialias", &a.antialias),
-          r.get_floats("scales", 2, a.scales), r.get_floats("roi", 4, a.roi),
-          r.get_float("extrapolation_value", &a.extrapolation_value), r.get_int("pytorch", &a.pytorch)}) {
-      if (!e.empty()) return e;
-    }
-  } else {
-    if (!(err = r.get_int("align_corners", &s.align_corners)).empty()) return err;
-    if (s.align_corners != 0 && s.align_corners != 1)
-      return std::string(kind_name(kind)) + ": field 'align_corners' must be 0 or 1, got " +
-             std::to_string(s.align_corners);
-    // F.interpolate(mode="bicubic", align_corners=...) as twinops.interpolate maps it.
-    a.mode = "cubic";
-    a.coordinate_transformation_mode = s.align_corners ? "align_corners" : "half_pixel";
-    a.cubic_coeff_a = -0.75;
-    a.pytorch = 1;
-    if (kind == Kind::kTRTBicubicInterpolate) {
-      if (!(err = r.get_floats("scale_factor", 2, a.scales)).empty()) return err;
-      if (!(a.scales[0] > 0.0) || !(a.scales[1] > 0.0))
-        return "TRTBicubicInterpolate: field 'scale_factor' must be positive, got (" + std::to_string(a.scales[0]) +
-               ", " + std::to_string(a.scales[1]) + ")";
-    }
-  }
-  // Validate everything that does not depend on the runtime sizes.
-  resize::Params p;
-  err = resize::make_params(1, 1, 1, 1, a, &p);
-  if (!err.empty()) return std::string(kind_name(kind)) + ": " + err;
-  *out = s;
+std::string spec_of(const resize::ResizeAttrs& f, ResizeSpec* s) {
+  s->kind = Kind::kTwinopsResize;
+  s->attrs = f;
+  return validate(*s);
+}
+
+// F.interpolate(mode="bicubic", align_corners=...) as twinops.interpolate maps it.
+std::string mmdeploy_spec(Kind kind, int64_t align_corners, ResizeSpec* s) {
+  if (align_corners != 0 && align_corners != 1)
+    return std::string(kind_name(kind)) + ": field 'align_corners' must be 0 or 1, got " + std::to_string(align_corners);
+  s->kind = kind;
+  s->align_corners = align_corners;
+  resize::ResizeAttrs& a = s->attrs;
+  a.mode = "cubic";
+  a.coordinate_transformation_mode = align_corners ? "align_corners" : "half_pixel";
+  a.cubic_coeff_a = -0.75;
+  a.pytorch = 1;
   return "";
 }
 
-void spec_fields(const ResizeSpec& s, FieldStore* store) {
-  store->clear();
-  const resize::ResizeAttrs& a = s.attrs;
-  if (s.kind == Kind::kTwinopsResize) {
-    // Floats as kFLOAT64: the runtime phase gets back exactly the numbers the build used.
-    store->add_string("mode", a.mode);
-    store->add_string("coordinate_transformation_mode", a.coordinate_transformation_mode);
-    store->add_string("nearest_mode", a.nearest_mode);
-    store->add_floats("cubic_coeff_a", &a.cubic_coeff_a, 1);
-    store->add_int("exclude_outside", static_cast<int32_t>(a.exclude_outside));
-    store->add_int("antialias", static_cast<int32_t>(a.antialias));
-    store->add_floats("scales", a.scales, 2);
-    store->add_floats("roi", a.roi, 4);
-    store->add_floats("extrapolation_value", &a.extrapolation_value, 1);
-    store->add_int("pytorch", static_cast<int32_t>(a.pytorch));
-    return;
-  }
-  if (s.kind == Kind::kTRTBicubicInterpolate) store->add_floats("scale_factor", a.scales, 2);
-  store->add_int("align_corners", static_cast<int32_t>(s.align_corners));
+std::string spec_of(const DynamicTRTResizeFields& f, ResizeSpec* s) {
+  const std::string err = mmdeploy_spec(Kind::kDynamicTRTResize, f.align_corners, s);
+  return err.empty() ? validate(*s) : err;
 }
 
-std::string check_io(const ResizeSpec& s, int32_t nb_inputs, int32_t nb_shape_inputs, int32_t nb_outputs) {
+std::string spec_of(const TRTBicubicInterpolateFields& f, ResizeSpec* s) {
+  const std::string err = mmdeploy_spec(Kind::kTRTBicubicInterpolate, f.align_corners, s);
+  if (!err.empty()) return err;
+  if (!(f.scale_factor[0] > 0.0) || !(f.scale_factor[1] > 0.0))
+    return "TRTBicubicInterpolate: field 'scale_factor' must be positive, got (" + std::to_string(f.scale_factor[0]) +
+           ", " + std::to_string(f.scale_factor[1]) + ")";
+  s->attrs.scales = f.scale_factor;
+  return validate(*s);
+}
+
+// The regular inputs accepted with `nb_shape_inputs` V3 shape inputs (-1: any count, as
+// configurePlugin sees only the regular ones); "" or a message.
+std::string check_io(const ResizeSpec& s, int32_t nb_inputs, int32_t nb_shape_inputs) {
   const std::string who = kind_name(s.kind);
-  if (nb_outputs != 1) return who + " has 1 output, TensorRT asked for " + std::to_string(nb_outputs);
+  const bool any = nb_shape_inputs < 0;
   bool ok = false;
   const char* expected = "";
   switch (s.kind) {
     case Kind::kTwinopsResize:
-      ok = (nb_shape_inputs == 1 && nb_inputs == 1) || (nb_shape_inputs == 0 && (nb_inputs == 1 || nb_inputs == 2));
+      ok = ((any || nb_shape_inputs == 1) && nb_inputs == 1) ||
+           ((any || nb_shape_inputs == 0) && (nb_inputs == 1 || nb_inputs == 2));
       expected = "X plus the shape input sizes, or inputs (X) / (X, sizes) without shape inputs";
       break;
     case Kind::kDynamicTRTResize:
-      ok = nb_shape_inputs == 0 && nb_inputs == 2;
+      ok = (any || nb_shape_inputs == 0) && nb_inputs == 2;
       expected = "inputs (input, size_tensor) and no shape inputs";
       break;
     case Kind::kTRTBicubicInterpolate:
-      ok = nb_shape_inputs == 0 && nb_inputs == 1;
+      ok = (any || nb_shape_inputs == 0) && nb_inputs == 1;
       expected = "one input and no shape inputs";
       break;
   }
   if (ok) return "";
-  return who + " expects " + expected + ", got " + std::to_string(nb_inputs) + " input(s) and " +
-         std::to_string(nb_shape_inputs) + " shape input(s)";
+  return who + " expects " + expected + ", got " + std::to_string(nb_inputs) + " input(s)" +
+         (any ? "" : " and " + std::to_string(nb_shape_inputs) + " shape input(s)");
 }
-
-namespace {
 
 // The kernels index H and W with int32 (check_params in resize_host.cpp).
 constexpr int64_t kLengthMax = std::numeric_limits<int32_t>::max();
@@ -231,13 +204,11 @@ std::string scaled_dim(double scale, const IDimensionExpr* dim, nvinfer1::IExprB
   return "";
 }
 
-}  // namespace
-
 std::string output_dims(const ResizeSpec& s, const nvinfer1::DimsExprs* inputs, int32_t nb_inputs,
                         const nvinfer1::DimsExprs* shape_inputs, int32_t nb_shape_inputs,
                         nvinfer1::IExprBuilder& builder, nvinfer1::DimsExprs* out) {
   const std::string who = kind_name(s.kind);
-  if (std::string e = check_io(s, nb_inputs, nb_shape_inputs, 1); !e.empty()) return e;
+  if (std::string e = check_io(s, nb_inputs, nb_shape_inputs); !e.empty()) return e;
   if (inputs[0].nbDims != 4)
     return who + ": input 0 must be 4-D (N, C, H, W), got " + std::to_string(inputs[0].nbDims) + "-D";
   *out = inputs[0];
@@ -281,16 +252,12 @@ std::string output_dims(const ResizeSpec& s, const nvinfer1::DimsExprs* inputs, 
   return "";
 }
 
-namespace {
-
 bool is_float_type(DataType t) {
 #if TWIN_TRT_HAS_BF16
   if (t == DataType::kBF16) return true;
 #endif
   return t == DataType::kFLOAT || t == DataType::kHALF;
 }
-
-}  // namespace
 
 std::string output_type(DataType in0, DataType* out) {
   if (!is_float_type(in0))
@@ -300,17 +267,18 @@ std::string output_type(DataType in0, DataType* out) {
   return "";
 }
 
-bool supports(const ResizeSpec& s, int32_t pos, int32_t nb_inputs, const DataType* types, const TensorFormat* formats) {
+// supportsFormatCombination at `pos`; io[0..pos] are set.
+bool supports(const ResizeSpec& s, int32_t pos, int32_t nb_inputs, const PluginTensorDesc* io) {
   if (pos < 0 || pos > nb_inputs) return false;
-  if (pos == 0) return formats[0] == TensorFormat::kLINEAR && is_float_type(types[0]);
-  if (pos == nb_inputs) return formats[pos] == formats[0] && types[pos] == types[0];
+  if (pos == 0) return io[0].format == TensorFormat::kLINEAR && is_float_type(io[0].type);
+  if (pos == nb_inputs) return io[pos].format == io[0].format && io[pos].type == io[0].type;
   // pos 1: `sizes` (values unused on this path) or size_tensor (only its shape is read).
-  if (formats[pos] != TensorFormat::kLINEAR) return false;
+  if (io[pos].format != TensorFormat::kLINEAR) return false;
   if (s.kind == Kind::kTwinopsResize) {
 #if TWIN_TRT_HAS_BF16
-    if (types[pos] == DataType::kINT64) return true;
+    if (io[pos].type == DataType::kINT64) return true;
 #endif
-    return types[pos] == DataType::kINT32;
+    return io[pos].type == DataType::kINT32;
   }
   return true;
 }
@@ -376,15 +344,11 @@ size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const 
   return bytes;
 }
 
-namespace {
-
 template <typename T>
 cudaError_t launch(const resize::Params& p, const resize::Workspace& L, const resize::Geometry& g, const void* x,
                    void* y, void* ws, cudaStream_t stream) {
   return resize::forward_cuda<T>(p, L, g, static_cast<const T*>(x), static_cast<T*>(y), false, ws, stream);
 }
-
-}  // namespace
 
 int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvinfer1::PluginTensorDesc& out,
             const void* x, void* y, void* workspace, cudaStream_t stream) {
@@ -435,6 +399,83 @@ int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvi
   }
   if (e != cudaSuccess) log_error(who + "CUDA error " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
   return static_cast<int32_t>(e);
+}
+
+// The OpCore of a resize plugin whose fields are `Fields` (kept to serialize them as read).
+template <class Fields>
+class ResizeCore final : public OpCore {
+ public:
+  ResizeCore(const Fields& fields, const ResizeSpec& spec) : fields_(fields), s_(spec) {}
+
+  static std::unique_ptr<OpCore> make(const Fields& fields, std::string* error) {
+    ResizeSpec spec;
+    *error = spec_of(fields, &spec);
+    if (!error->empty()) return nullptr;
+    return std::make_unique<ResizeCore>(fields, spec);
+  }
+
+  std::unique_ptr<OpCore> clone() const override { return std::make_unique<ResizeCore>(*this); }
+  int32_t nb_outputs() const override { return 1; }
+
+  std::string output_types(const DataType* in, int32_t nb_in, DataType* out) const override {
+    if (nb_in < 1) return "expects at least 1 input, got " + std::to_string(nb_in);
+    return output_type(in[0], &out[0]);
+  }
+
+  std::string output_shapes(const DimsExprs* in, int32_t nb_in, const DimsExprs* shape_in, int32_t nb_shape_in,
+                            IExprBuilder& builder, DimsExprs* out) const override {
+    return output_dims(s_, in, nb_in, shape_in, nb_shape_in, builder, &out[0]);
+  }
+
+  bool supports(int32_t pos, const PluginTensorDesc* io, int32_t nb_in, int32_t) const override {
+    return trt::supports(s_, pos, nb_in, io);
+  }
+
+  std::string configure(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc* out,
+                        int32_t) const override {
+    if (std::string err = check_io(s_, nb_in, -1); !err.empty()) return err;
+    if (in[0].desc.type != out[0].desc.type) return "output type differs from the input type";
+    return check_profile(s_, in[0].min, in[0].max, out[0].min, out[0].max);
+  }
+
+  size_t workspace(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc* out,
+                   int32_t) const override {
+    return nb_in < 1 ? 0 : workspace_bound(s_, in[0].min, in[0].max, out[0].min, out[0].max);
+  }
+
+  std::string shapes_changed(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out,
+                             int32_t) const override {
+    if (nb_in < 1 || in[0].dims.nbDims != 4 || out[0].dims.nbDims != 4)
+      return "input and output must be 4-D (N, C, H, W)";
+    resize::Params p;
+    return resize::make_params(in[0].dims.d[2], in[0].dims.d[3], out[0].dims.d[2], out[0].dims.d[3], s_.attrs, &p);
+  }
+
+  int32_t enqueue(const PluginTensorDesc* in, const PluginTensorDesc* out, const void* const* inputs,
+                  void* const* outputs, void* workspace, cudaStream_t stream) const override {
+    return run(s_, in[0], out[0], inputs[0], outputs[0], workspace, stream);
+  }
+
+  void fields(FieldStore* store) const override { write_attr_fields(fields_, store); }
+
+ private:
+  Fields fields_;
+  ResizeSpec s_;
+};
+
+}  // namespace
+
+OpCreator twinops_resize_creator() {
+  return attr_creator<resize::ResizeAttrs>("TwinopsResize", &ResizeCore<resize::ResizeAttrs>::make);
+}
+
+OpCreator dynamic_trt_resize_creator() {
+  return attr_creator<DynamicTRTResizeFields>("DynamicTRTResize", &ResizeCore<DynamicTRTResizeFields>::make);
+}
+
+OpCreator trt_bicubic_interpolate_creator() {
+  return attr_creator<TRTBicubicInterpolateFields>("TRTBicubicInterpolate",
+                                                   &ResizeCore<TRTBicubicInterpolateFields>::make);
 }
 
 }  // namespace trt

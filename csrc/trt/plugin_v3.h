@@ -1,45 +1,33 @@
-// IPluginV3 resize plugins (TensorRT >= 10): TwinopsResize, DynamicTRTResize and
-// TRTBicubicInterpolate, version "1", namespace "". See resize_core.h for the computation
-// and plugin_library.cpp for the full name / version table.
+// IPluginV3 (TensorRT >= 10) around any OpCore (op_core.h), and its creator. One object provides
+// the core, build and runtime capabilities; name / version / namespace are fixed at construction.
 #pragma once
 
 #include "plugin_base.h"
 
 #if TWIN_TRT_HAS_V3
 
+#include <memory>
 #include <string>
 
-#include "resize_core.h"
+#include "op_core.h"
 
 namespace twinops {
 namespace trt {
 
-// Small base under IPluginV3: one object provides the core, build and runtime capabilities;
-// name / version / namespace are fixed at construction.
-class PluginV3Base : public nvinfer1::IPluginV3,
-                     public nvinfer1::IPluginV3OneCore,
-                     public nvinfer1::IPluginV3OneBuild,
-                     public nvinfer1::IPluginV3OneRuntime {
+class PluginV3 final : public nvinfer1::IPluginV3,
+                       public nvinfer1::IPluginV3OneCore,
+                       public nvinfer1::IPluginV3OneBuild,
+                       public nvinfer1::IPluginV3OneRuntime {
  public:
-  PluginV3Base(std::string name, std::string version, std::string ns)
-      : name_(std::move(name)), version_(std::move(version)), namespace_(std::move(ns)) {}
+  PluginV3(std::string name, std::string version, std::string ns, std::unique_ptr<OpCore> core);
+
   nvinfer1::IPluginCapability* getCapabilityInterface(nvinfer1::PluginCapabilityType type) noexcept override;
+  nvinfer1::IPluginV3* clone() noexcept override;
   const char* getPluginName() const noexcept override { return name_.c_str(); }
   const char* getPluginVersion() const noexcept override { return version_.c_str(); }
   const char* getPluginNamespace() const noexcept override { return namespace_.c_str(); }
-  int32_t getNbOutputs() const noexcept override { return 1; }
-  int32_t setTactic(int32_t) noexcept override { return 0; }
-
- protected:
-  std::string name_, version_, namespace_;
-};
-
-class ResizePluginV3 final : public PluginV3Base {
- public:
-  ResizePluginV3(const ResizeSpec& spec, std::string version, std::string ns);
-
-  nvinfer1::IPluginV3* clone() noexcept override;
   // build
+  int32_t getNbOutputs() const noexcept override;
   int32_t configurePlugin(const nvinfer1::DynamicPluginTensorDesc* in, int32_t nb_inputs,
                           const nvinfer1::DynamicPluginTensorDesc* out, int32_t nb_outputs) noexcept override;
   int32_t getOutputDataTypes(nvinfer1::DataType* output_types, int32_t nb_outputs,
@@ -51,6 +39,7 @@ class ResizePluginV3 final : public PluginV3Base {
                                  int32_t nb_outputs) noexcept override;
   size_t getWorkspaceSize(const nvinfer1::DynamicPluginTensorDesc* inputs, int32_t nb_inputs,
                           const nvinfer1::DynamicPluginTensorDesc* outputs, int32_t nb_outputs) const noexcept override;
+  int32_t setTactic(int32_t) noexcept override { return 0; }
   // runtime
   int32_t onShapeChange(const nvinfer1::PluginTensorDesc* in, int32_t nb_inputs, const nvinfer1::PluginTensorDesc* out,
                         int32_t nb_outputs) noexcept override;
@@ -61,25 +50,22 @@ class ResizePluginV3 final : public PluginV3Base {
   const nvinfer1::PluginFieldCollection* getFieldsToSerialize() noexcept override;
 
  private:
-  ResizeSpec spec_;
+  // "" when TensorRT asks for the core's number of outputs, else the message.
+  std::string check_outputs(int32_t nb_outputs) const;
+  // Logs "<name> <method>: <err>" and returns whether err was empty.
+  bool ok(const char* method, const std::string& err) const;
+
+  std::string name_, version_, namespace_;
+  std::unique_ptr<OpCore> core_;
   FieldStore serialized_;
 };
 
-// Small base under IPluginCreatorV3One.
-class CreatorV3Base : public nvinfer1::IPluginCreatorV3One {
+class CreatorV3 final : public nvinfer1::IPluginCreatorV3One {
  public:
-  CreatorV3Base(std::string name, std::string version) : name_(std::move(name)), version_(std::move(version)) {}
-  const char* getPluginName() const noexcept override { return name_.c_str(); }
+  CreatorV3(const OpCreator& op, std::string version);
+  const char* getPluginName() const noexcept override { return op_.name.c_str(); }
   const char* getPluginVersion() const noexcept override { return version_.c_str(); }
   const char* getPluginNamespace() const noexcept override { return ""; }
-
- protected:
-  std::string name_, version_;
-};
-
-class ResizeCreatorV3 final : public CreatorV3Base {
- public:
-  ResizeCreatorV3(Kind kind, std::string version);
   const nvinfer1::PluginFieldCollection* getFieldNames() noexcept override;
   // Both phases read the same named fields (getFieldsToSerialize returns them); nullptr and
   // a logged message on any bad field.
@@ -87,7 +73,8 @@ class ResizeCreatorV3 final : public CreatorV3Base {
                                     nvinfer1::TensorRTPhase phase) noexcept override;
 
  private:
-  Kind kind_;
+  OpCreator op_;
+  std::string version_;
   FieldStore declared_;
 };
 

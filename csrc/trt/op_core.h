@@ -1,0 +1,85 @@
+// What an op provides to become TensorRT plugins: an OpCore (the computation and its build-time
+// rules, independent of the plugin interface) and an OpCreator per plugin name. The generic
+// classes PluginV3 (plugin_v3.h, TensorRT >= 10) and PluginV2 (plugin_v2.h, IPluginV2DynamicExt)
+// wrap any core; plugin_creators.cpp lists the creators, one line each.
+//
+// The generic classes validate what needs no op knowledge (null pointers, the output count,
+// positions) before calling the core, catch every exception and log each returned message
+// prefixed with "<plugin name> <method>: ". Core methods may throw; they never abort or print.
+#pragma once
+
+#include <NvInferRuntime.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "op_fields.h"
+#include "plugin_base.h"
+
+namespace twinops {
+namespace trt {
+
+class OpCore {
+ public:
+  virtual ~OpCore() = default;
+  virtual std::unique_ptr<OpCore> clone() const = 0;
+  virtual int32_t nb_outputs() const = 0;
+  // Output types (nb_outputs() entries) for the input types; "" or a message.
+  virtual std::string output_types(const nvinfer1::DataType* in, int32_t nb_in, nvinfer1::DataType* out) const = 0;
+  // Output shapes (nb_outputs() entries). shape_in: the values of V3 shape inputs (none on V2).
+  virtual std::string output_shapes(const nvinfer1::DimsExprs* in, int32_t nb_in, const nvinfer1::DimsExprs* shape_in,
+                                    int32_t nb_shape_in, nvinfer1::IExprBuilder& builder,
+                                    nvinfer1::DimsExprs* out) const = 0;
+  // supportsFormatCombination at `pos` (inputs, then outputs); io[0..pos] are set.
+  virtual bool supports(int32_t pos, const nvinfer1::PluginTensorDesc* io, int32_t nb_in, int32_t nb_out) const = 0;
+  // configurePlugin: "" or why the profile cannot run (regular inputs only: V3 shape inputs are not among `in`).
+  virtual std::string configure(const nvinfer1::DynamicPluginTensorDesc* in, int32_t nb_in,
+                                const nvinfer1::DynamicPluginTensorDesc* out, int32_t nb_out) const = 0;
+  // Workspace bytes that serve every shape of the profile [min, max].
+  virtual size_t workspace(const nvinfer1::DynamicPluginTensorDesc* in, int32_t nb_in,
+                           const nvinfer1::DynamicPluginTensorDesc* out, int32_t nb_out) const = 0;
+  // The concrete shapes of the next enqueues (V3 onShapeChange): "" or why they cannot run.
+  virtual std::string shapes_changed(const nvinfer1::PluginTensorDesc*, int32_t, const nvinfer1::PluginTensorDesc*,
+                                     int32_t) const {
+    return "";
+  }
+  // Runs the op: 0 or a CUDA status, the reason logged with log_error.
+  virtual int32_t enqueue(const nvinfer1::PluginTensorDesc* in, const nvinfer1::PluginTensorDesc* out,
+                          const void* const* inputs, void* const* outputs, void* workspace,
+                          cudaStream_t stream) const = 0;
+  // The named fields the creator reads back (V3 getFieldsToSerialize; V2 packs them into bytes).
+  virtual void fields(FieldStore* store) const = 0;
+};
+
+// One plugin name: its declared fields and the core for a field collection. Served as IPluginV3
+// version "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), and IPluginV2DynamicExt "legacy".
+struct OpCreator {
+  std::string name;                        // plugin name == ONNX op_type
+  std::function<void(FieldStore*)> declare;  // getFieldNames
+  // createPlugin (both phases) and V2 deserializePlugin: a core, or nullptr and *error set.
+  std::function<std::unique_ptr<OpCore>(const nvinfer1::PluginFieldCollection*, std::string* error)> make;
+};
+
+// An OpCreator whose fields are the members of Fields (an attribute struct, twinops_attrs.h):
+// declared and read by op_fields.h, then make(const Fields&, std::string* error) builds the core.
+template <class Fields, class Make>
+OpCreator attr_creator(std::string name, Make make) {
+  OpCreator c;
+  c.name = name;
+  c.declare = [](FieldStore* store) { declare_attr_fields<Fields>(store); };
+  c.make = [name, make](const nvinfer1::PluginFieldCollection* fc, std::string* error) -> std::unique_ptr<OpCore> {
+    Fields f;
+    *error = read_attr_fields(FieldReader(fc, name), &f);
+    return error->empty() ? make(f, error) : nullptr;
+  };
+  return c;
+}
+
+// The library's creators, in registration order (plugin_creators.cpp).
+const std::vector<OpCreator>& op_creators();
+
+}  // namespace trt
+}  // namespace twinops

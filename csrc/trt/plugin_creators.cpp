@@ -1,0 +1,22 @@
+// The one creator list of libtwinops_trt.so: one line per plugin name. plugin_library.cpp serves
+// each as IPluginV3 "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), plus
+// IPluginV2DynamicExt "legacy", through every registration path (getCreators,
+// getPluginCreators, registration at load time).
+#include "op_core.h"
+#include "resize_core.h"
+
+namespace twinops {
+namespace trt {
+
+const std::vector<OpCreator>& op_creators() {
+  // Never destroyed: TensorRT may hold creator pointers (which copy these) until process exit.
+  static const std::vector<OpCreator>* list = new std::vector<OpCreator>{
+      twinops_resize_creator(),           // the torch op's attributes
+      dynamic_trt_resize_creator(),       // MMDeploy drop-in
+      trt_bicubic_interpolate_creator(),  // MMDeploy drop-in
+  };
+  return *list;
+}
+
+}  // namespace trt
+}  // namespace twinops
