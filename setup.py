@@ -54,9 +54,9 @@ def _extensions():
     import torch
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
-    kernels = os.path.join(HERE, "csrc", "kernels")
     frontend = os.path.join(HERE, "csrc", "torch")
-    sources = _rel(glob.glob(os.path.join(kernels, "*.cpp")))
+    kernel_cu, kernel_cpp = _trt_build_module().kernel_sources(HERE)  # the plugin library's kernels too
+    sources = _rel(kernel_cpp)
     sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
     # -ffp-contract=off: the host builds resize tables bitwise as the device does (mul_rn in
     # csrc/kernels/resize.cuh); MSVC does not contract under its default /fp:precise.
@@ -64,13 +64,23 @@ def _extensions():
     if _want_cuda(torch):
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_ARCH_LIST)
         sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))
-        sources += _rel(glob.glob(os.path.join(kernels, "*.cu")))
+        sources += _rel(kernel_cu)
         print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
         nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"]
         return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc},
                               define_macros=[("TWINOPS_WITH_CUDA", "1")])]
     print("twinops setup: building CPU-only (no CUDA torch or nvcc, or TWINOPS_CUDA=0)")
     return [CppExtension("twinops._C", sources, extra_compile_args={"cxx": cxx})]
+
+
+def _trt_build_module():
+    """csrc/trt/build.py (standard library only), loaded without importing twinops."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(HERE, "csrc", "trt", "build.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _trt_include_dir():
@@ -90,8 +100,6 @@ def _trt_include_dir():
 
 def _build_trt_plugins(ext_dir):
     """Builds libtwinops_trt.so into `ext_dir` (next to twinops._C), or prints one line saying why not."""
-    import importlib.util
-
     if os.environ.get("TWINOPS_TRT") == "0":
         print("twinops setup: skipping the TensorRT plugin library (TWINOPS_TRT=0)")
         return
@@ -100,9 +108,7 @@ def _build_trt_plugins(ext_dir):
         print(f"twinops setup: skipping the TensorRT plugin library: {why}")
         return
     _default_cuda_home()
-    spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(HERE, "csrc", "trt", "build.py"))
-    trt_build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(trt_build)
+    trt_build = _trt_build_module()
     nvcc = os.path.join(trt_build.cuda_home(), "bin", "nvcc")
     if not os.path.exists(nvcc):
         print(f"twinops setup: skipping the TensorRT plugin library: no nvcc at {nvcc} (set CUDA_HOME)")

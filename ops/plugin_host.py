@@ -22,6 +22,7 @@ Configuration (environment):
 
 Typical use::
 
+    outputs = twinops.plugin_host.run_plugin(node, [x, grid])              # any node, CUDA inputs
     y = twinops.plugin_host.run_resize(x, attrs, sizes=(H_out, W_out))   # x: CUDA (N, C, H, W)
 """
 from __future__ import annotations
@@ -40,7 +41,8 @@ import numpy as np
 import torch
 
 __all__ = ["unavailable_reason", "header_dir", "plugin_library_path", "PluginHost", "Plugin", "Field",
-           "CreatorInfo", "BuildResult", "node_fields", "attributes_node", "run_resize", "HostError",
+           "CreatorInfo", "BuildResult", "node_fields", "attributes_node", "prepare_plugin", "run_plugin",
+           "run_resize", "HostError",
            "FIELD_TYPES", "DATA_TYPES", "parser_lookup_keys", "DOMAIN_FALLBACK_SINCE"]
 
 _HERE = Path(__file__).resolve().parent
@@ -316,7 +318,7 @@ class Plugin:
         lib = self.host.lib
         cin = (_Tensor * max(1, len(inputs)))(*[s._c() for s in inputs])
         csh = (_Tensor * max(1, len(shape_inputs)))(*[s._c() for s in shape_inputs])
-        cap = 4
+        cap = 16  # outputs the host can take (th_build reports more as an error)
         out = (_Tensor * cap)()
         nout = ctypes.c_int(0)
         ntypes = lib.th_num_types()
@@ -588,29 +590,167 @@ def node_fields(node, creator: CreatorInfo) -> List[Field]:
 
 def attributes_node(op_type: str, attrs: Dict[str, object], inputs: Sequence[str] = ("X", "sizes")):
     """An ONNX node ``op_type(inputs) -> Y`` in the twinops domain with ``attrs`` typed the way
-    ``onnx.helper.make_attribute`` types Python values (so pass floats as floats)."""
+    ``onnx.helper.make_attribute`` types Python values (so pass floats as floats). Attribute names
+    may be any, including make_node's own parameter names (name, inputs, outputs, domain)."""
     from onnx import helper
 
-    return helper.make_node(op_type, list(inputs), ["Y"], domain="twinops", **attrs)
+    node = helper.make_node(op_type, list(inputs), ["Y"], domain="twinops")
+    node.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items()) if v is not None)
+    return node
 
 
 # ---------------------------------------------------------------------------------------
-# the resize plugins end to end
+# any node end to end
 # ---------------------------------------------------------------------------------------
+
+_TORCH_TYPES = {v: k for k, v in DATA_TYPES.items()}
+
 
 def _profile(dims: Sequence[int]) -> Dict[str, List[int]]:
     """Dynamic profile around concrete dims: min 1, opt = dims, max = 2 * dims (symbolic shapes)."""
     return dict(min=[1] * len(dims), opt=list(dims), max=[2 * max(1, d) for d in dims])
 
 
-def prepare_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *, plugin: str = "TwinopsResize",
-                   version: Optional[str] = None, interface: Optional[str] = None, host: Optional[PluginHost] = None):
-    """Everything in :func:`run_resize` up to and including the runtime phase, on the CPU.
+def _as_node(node, nb_inputs: int):
+    """An onnx.NodeProto as is; (op_type, attrs) as :func:`attributes_node` with inputs in0..in<n-1>."""
+    import onnx
 
-    Returns ``(runtime_plugin, build_plugin, extra_input)``: ``extra_input`` is the tensor the
-    plugin reads as its second regular input (None when ``sizes`` is a V3 shape input or absent).
-    ``x`` only contributes its shape and dtype here, so it may live on the CPU.
+    if isinstance(node, onnx.NodeProto):
+        return node
+    if not (isinstance(node, (tuple, list)) and len(node) == 2 and isinstance(node[0], str)
+            and isinstance(node[1], dict)):
+        raise ValueError(f"run_plugin: node must be an onnx.NodeProto or (op_type, attrs dict), got {node!r:.80}")
+    return attributes_node(node[0], dict(node[1]), [f"in{i}" for i in range(nb_inputs)])
+
+
+def _shape_values(shape_inputs, listed: Sequence[int], nb_inputs: int) -> Dict[int, List[int]]:
+    """{node input index: values}: a dict as given, a sequence for the node's
+    tensorrt_plugin_shape_input_indices in order (else for its last inputs)."""
+    if shape_inputs is None:
+        return {}
+    if isinstance(shape_inputs, dict):
+        items = list(shape_inputs.items())
+    else:
+        shape_inputs = list(shape_inputs)
+        idx = list(listed) or list(range(nb_inputs - len(shape_inputs), nb_inputs))
+        if len(idx) != len(shape_inputs):
+            raise ValueError(f"run_plugin: {len(shape_inputs)} shape inputs for the node's "
+                             f"tensorrt_plugin_shape_input_indices {list(listed)}")
+        items = list(zip(idx, shape_inputs))
+    out = {}
+    for i, v in items:
+        i = int(i) + (nb_inputs if int(i) < 0 else 0)
+        values = [int(x) for x in (v.tolist() if isinstance(v, torch.Tensor) else v)]
+        if not 0 <= i < nb_inputs or i in out:
+            raise ValueError(f"run_plugin: shape input index {i} is not a distinct input index of a node with "
+                             f"{nb_inputs} inputs")
+        if not values or len(values) > MAX_DIMS:
+            raise ValueError(f"run_plugin: shape input {i} must hold 1 to {MAX_DIMS} ints, got {values}")
+        out[i] = values
+    return out
+
+
+def prepare_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, version: Optional[str] = None,
+                   interface: Optional[str] = None, host: Optional[PluginHost] = None):
+    """Everything in :func:`run_plugin` up to and including the runtime phase, on the CPU.
+
+    Returns ``(runtime_plugin, build_plugin, tensors)``: ``tensors`` are the plugin's regular inputs
+    in node order (``inputs`` plus the shape inputs the plugin takes as int tensors). Inputs only
+    contribute their shapes and dtypes here, so they may live on the CPU.
     """
+    if isinstance(inputs, torch.Tensor) or not all(isinstance(t, torch.Tensor) for t in inputs):
+        raise ValueError("run_plugin: inputs must be a sequence of tensors")
+    bad = [t.dtype for t in inputs if t.dtype not in DATA_TYPES]
+    if bad:
+        raise ValueError(f"run_plugin: TensorRT has no tensor type for {bad[0]} (inputs: "
+                         f"{', '.join(str(d).replace('torch.', '') for d in DATA_TYPES)})")
+    if any(t.dim() > MAX_DIMS for t in inputs):
+        raise ValueError(f"run_plugin: inputs have at most {MAX_DIMS} dims")
+    n = len(inputs) + (len(shape_inputs) if shape_inputs is not None else 0)
+    node = _as_node(node, n)
+    a = _attr_map(node)
+    listed = list(a["tensorrt_plugin_shape_input_indices"].ints) if "tensorrt_plugin_shape_input_indices" in a else []
+    values = _shape_values(shape_inputs, listed, n)
+    listed = {i + (n if i < 0 else 0) for i in listed}
+    host = host or get_host()
+    creator = host.select(node, version, interface)
+    specs, shape_specs, tensors, rest = [], [], [], iter(inputs)
+    for i in range(n):
+        if i in values and creator.interface == "v3" and i in listed:  # V3: the parser passes the values
+            shape_specs.append(TensorSpec(torch.int64, values[i], **_profile(values[i])))
+            continue
+        if i in values:  # otherwise an ordinary int tensor (int64; cast to int32 on 8.6)
+            t = torch.tensor(values[i], dtype=torch.int64 if host.trt_major >= 10 else torch.int32)
+        else:
+            t = next(rest)
+        # float tensors get a dynamic profile; int tensors (sizes, indices) keep their static shape
+        specs.append(TensorSpec(t.dtype, tuple(t.shape), **(_profile(t.shape) if t.is_floating_point() else {})))
+        tensors.append(t)
+    built = host.create(creator, node_fields(node, creator), name=node.name or node.op_type)
+    if built is None:
+        raise HostError(f"{creator.name} v{creator.version}: createPlugin returned nullptr:\n{host.take_log()}")
+    built.build(specs, shape_specs)
+    return built.runtime(), built, tensors
+
+
+def run_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, version: Optional[str] = None,
+               interface: Optional[str] = None, stream=None, host: Optional[PluginHost] = None) -> List[torch.Tensor]:
+    """Run any plugin of the library through its whole lifecycle and enqueue it; returns its outputs.
+
+    * ``node``: the ``onnx.NodeProto`` as exported, or ``(op_type, attrs)`` with ``attrs`` a dict
+      typed as ``onnx.helper.make_attribute`` types Python values (a node with inputs in0, in1, ...).
+    * ``inputs``: the node's tensor inputs in node order, shape inputs left out: CUDA tensors
+      (made contiguous: plugins take linear tensors).
+    * ``shape_inputs``: values of the node's 1-D int shape inputs, as ``{node input index:
+      values}`` or a sequence for the indices in the node's ``tensorrt_plugin_shape_input_indices``
+      (else for its last inputs). A V3 creator whose node lists the index gets them as shape-input
+      values; any other creator as an int tensor input (int64; int32 on TensorRT 8.6), as the parser passes them.
+    * ``version`` / ``interface``: the creator, as in :meth:`PluginHost.select`.
+    * ``stream``: a ``torch.cuda.Stream`` to enqueue on (default: a fresh non-default stream,
+      synchronised with the current one); ``host``: default :func:`get_host`.
+
+    Every output is allocated poisoned (NaN, or the type's minimum for ints) so a plugin that
+    skips elements fails a comparison. Raises :class:`HostError` with the logs when a step fails
+    or ``enqueue`` returns non-zero, ``ValueError`` for bad arguments.
+    """
+    reason = unavailable_reason(enqueue=True) if host is None else (
+        None if torch.cuda.is_available() else "enqueue needs a CUDA GPU (torch.cuda.is_available() is False)")
+    if reason:
+        raise HostError(f"run_plugin: {reason}")
+    if isinstance(inputs, torch.Tensor) or not all(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs):
+        raise ValueError("run_plugin: inputs must be a sequence of CUDA tensors")
+    if len({t.device for t in inputs}) > 1:
+        raise ValueError(f"run_plugin: inputs are on several devices: {sorted({str(t.device) for t in inputs})}")
+    device = inputs[0].device if inputs else torch.device("cuda", torch.cuda.current_device())
+    rt, built, tensors = prepare_plugin(node, [t.contiguous() for t in inputs], shape_inputs, version=version,
+                                        interface=interface, host=host)
+    tensors = [t.to(device).contiguous() for t in tensors]
+    outs = []
+    for o in rt.result.outputs:
+        dtype = _TORCH_TYPES[o["type"]]
+        poison = float("nan") if dtype.is_floating_point else (True if dtype == torch.bool else torch.iinfo(dtype).min)
+        outs.append(torch.full(o["dims"], poison, dtype=dtype, device=device))
+    ws = torch.empty(rt.result.workspace, dtype=torch.uint8, device=device) if rt.result.workspace else None
+    current = torch.cuda.current_stream(device)
+    stream = stream or torch.cuda.Stream(device=device)
+    stream.wait_stream(current)  # inputs, outputs and the workspace were produced on the current stream
+    status = rt.enqueue([t.data_ptr() for t in tensors], [y.data_ptr() for y in outs],
+                        ws.data_ptr() if ws is not None else 0, stream.cuda_stream)
+    for t in [*tensors, *outs, *([ws] if ws is not None else [])]:
+        t.record_stream(stream)
+    current.wait_stream(stream)
+    if status != 0:
+        raise HostError(f"{rt.creator.name}: enqueue returned {status}:\n{rt.host.take_log()}")
+    del built
+    return outs
+
+
+# ---------------------------------------------------------------------------------------
+# the resize plugins: thin wrappers over prepare_plugin / run_plugin
+# ---------------------------------------------------------------------------------------
+
+def _resize_call(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]], plugin: str):
+    """(node, inputs, shape_inputs) of a resize plugin for prepare_plugin / run_plugin."""
     import onnx
 
     if not isinstance(x, torch.Tensor) or x.dim() != 4 or x.dtype not in (torch.float32, torch.float16,
@@ -621,39 +761,33 @@ def prepare_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None
         sizes = [int(s) for s in sizes]
         if len(sizes) != 2 or min(sizes) < 1:
             raise ValueError(f"run_resize: sizes must be two positive ints (H_out, W_out), got {sizes}")
-    host = host or get_host()
-    if isinstance(attrs, onnx.NodeProto):
-        node = attrs
-    else:
-        node = attributes_node(plugin, dict(attrs), ["X", "sizes"] if sizes is not None else ["X"])
-    creator = host.select(node, version, interface)
-    a = _attr_map(node)
-    shape_idx = set(a["tensorrt_plugin_shape_input_indices"].ints) if "tensorrt_plugin_shape_input_indices" in a else set()
-    inputs = [TensorSpec(x.dtype, tuple(x.shape), **_profile(x.shape))]
-    shape_inputs, extra = [], None
-    if sizes is not None:
-        if creator.interface == "v3" and (1 in shape_idx or -1 in shape_idx):
-            shape_inputs.append(TensorSpec(torch.int64, sizes, **_profile(sizes)))  # values as "dims"
-        elif node.op_type == "DynamicTRTResize":  # MMDeploy contract: only the shape is read
-            extra = torch.zeros((1, 1, *sizes), dtype=x.dtype)
-            inputs.append(TensorSpec(x.dtype, tuple(extra.shape), **_profile(extra.shape)))
-        else:  # the parser passes the sizes tensor as an ordinary input (int64; cast to int32 on 8.6)
-            itype = torch.int64 if host.trt_major >= 10 else torch.int32
-            extra = torch.tensor(sizes, dtype=itype)
-            inputs.append(TensorSpec(itype, (2,)))
-    fields = node_fields(node, creator)
-    built = host.create(creator, fields, name=node.name or node.op_type)
-    if built is None:
-        raise HostError(f"{creator.name} v{creator.version}: createPlugin returned nullptr:\n{host.take_log()}")
-    res = built.build(inputs, shape_inputs)
-    if res.outputs[0]["type"] != DATA_TYPES[x.dtype]:
-        raise HostError(f"output type {res.outputs[0]['type']} differs from the input's {DATA_TYPES[x.dtype]}")
-    return built.runtime(), built, extra
+    node = attrs if isinstance(attrs, onnx.NodeProto) else attributes_node(
+        plugin, dict(attrs), ["X", "sizes"] if sizes is not None else ["X"])
+    if sizes is None:
+        return node, [x], None
+    if node.op_type == "DynamicTRTResize":  # MMDeploy contract: only size_tensor's shape is read
+        return node, [x, torch.zeros((1, 1, *sizes), dtype=x.dtype, device=x.device)], None
+    return node, [x], {1: sizes}  # a shape input on V3 when the node lists index 1, else an int tensor
+
+
+def prepare_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *, plugin: str = "TwinopsResize",
+                   version: Optional[str] = None, interface: Optional[str] = None, host: Optional[PluginHost] = None):
+    """Everything in :func:`run_resize` up to and including the runtime phase, on the CPU.
+
+    Returns ``(runtime_plugin, build_plugin, extra_input)``: ``extra_input`` is the tensor the
+    plugin reads as its second regular input (None when ``sizes`` is a V3 shape input or absent).
+    ``x`` only contributes its shape and dtype here, so it may live on the CPU.
+    """
+    node, inputs, shape_inputs = _resize_call(x, attrs, sizes, plugin)
+    rt, built, tensors = prepare_plugin(node, inputs, shape_inputs, version=version, interface=interface, host=host)
+    if rt.result.outputs[0]["type"] != DATA_TYPES[x.dtype]:
+        raise HostError(f"output type {rt.result.outputs[0]['type']} differs from the input's {DATA_TYPES[x.dtype]}")
+    return rt, built, tensors[1] if len(tensors) > 1 else None
 
 
 def run_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *, plugin: str = "TwinopsResize",
                version: Optional[str] = None, interface: Optional[str] = None, stream=None) -> torch.Tensor:
-    """Run a resize plugin through its whole lifecycle and enqueue it on ``x``.
+    """Run a resize plugin through its whole lifecycle and enqueue it on ``x`` (:func:`run_plugin`).
 
     * ``x``: CUDA tensor ``(N, C, H, W)``, float32 / float16 / bfloat16 (made contiguous: the
       plugins take linear NCHW).
@@ -666,36 +800,18 @@ def run_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *,
     * ``plugin``: the node's op_type (default "TwinopsResize"); ``version``: the creator version
       (default: the node's ``plugin_version`` or "1", as TensorRT's parser); ``interface``:
       "v3" / "v2" to pick the creator of that interface instead.
-    * ``stream``: a ``torch.cuda.Stream`` to enqueue on (default: a fresh non-default stream,
-      synchronised with the current one).
+    * ``stream``: as in :func:`run_plugin`.
 
-    The output is allocated NaN-filled (a plugin that skips elements fails the comparison) and
-    returned as ``(N, C, H_out, W_out)`` in ``x``'s dtype. Raises :class:`HostError` with the
-    logs when a step fails or ``enqueue`` returns non-zero.
+    The output is allocated NaN-filled and returned as ``(N, C, H_out, W_out)`` in ``x``'s dtype.
+    Raises :class:`HostError` with the logs when a step fails or ``enqueue`` returns non-zero.
     """
     reason = unavailable_reason(enqueue=True)
     if reason:
         raise HostError(f"run_resize: {reason}")
     if not isinstance(x, torch.Tensor) or not x.is_cuda:
         raise ValueError(f"run_resize: x must be a CUDA tensor, got {getattr(x, 'device', type(x))}")
-    x = x.contiguous()
-    rt, built, extra = prepare_resize(x, attrs, sizes, plugin=plugin, version=version, interface=interface)
-    out = rt.result.outputs[0]
-    y = torch.full(out["dims"], float("nan"), dtype=x.dtype, device=x.device)
-    ws = torch.empty(rt.result.workspace, dtype=torch.uint8, device=x.device) if rt.result.workspace else None
-    ptrs = [x.data_ptr()]
-    if extra is not None:
-        extra = extra.to(x.device)
-        ptrs.append(extra.data_ptr())
-    current = torch.cuda.current_stream(x.device)
-    stream = stream or torch.cuda.Stream(device=x.device)
-    stream.wait_stream(current)  # x, y and the workspace were produced on the current stream
-    status = rt.enqueue(ptrs, [y.data_ptr()], ws.data_ptr() if ws is not None else 0, stream.cuda_stream)
-    for t in (x, y, ws, extra):
-        if t is not None:
-            t.record_stream(stream)
-    current.wait_stream(stream)
-    if status != 0:
-        raise HostError(f"{rt.creator.name}: enqueue returned {status}:\n{rt.host.take_log()}")
-    del built
+    node, inputs, shape_inputs = _resize_call(x, attrs, sizes, plugin)
+    (y,) = run_plugin(node, inputs, shape_inputs, version=version, interface=interface, stream=stream)
+    if y.dtype != x.dtype:
+        raise HostError(f"{node.op_type}: output type {y.dtype} differs from the input's {x.dtype}")
     return y

@@ -133,6 +133,41 @@ def test_run_resize_rejects_bad_input():
         ph.prepare_resize(torch.zeros(1, 1, 2, 2), {}, (3, 0))
 
 
+def test_run_plugin_rejects_bad_arguments():
+    """Checked before any library is loaded, so these run anywhere."""
+    x = torch.zeros(1, 1, 2, 2)
+    with pytest.raises(ValueError, match="node must be an onnx.NodeProto or \\(op_type, attrs dict\\)"):
+        ph.prepare_plugin("TwinopsResize", [x])
+    with pytest.raises(ValueError, match="inputs must be a sequence of tensors"):
+        ph.prepare_plugin(("TwinopsResize", {}), x)
+    with pytest.raises(ValueError, match="TensorRT has no tensor type for torch.float64"):
+        ph.prepare_plugin(("TwinopsResize", {}), [x.double()])
+    with pytest.raises(ValueError, match="at most 8 dims"):
+        ph.prepare_plugin(("TwinopsResize", {}), [torch.zeros([1] * 9)])
+    listed = ph.attributes_node("TwinopsResize", {"tensorrt_plugin_shape_input_indices": [1]}, ["X", "sizes"])
+    with pytest.raises(ValueError, match=r"2 shape inputs for the node's tensorrt_plugin_shape_input_indices \[1\]"):
+        ph.prepare_plugin(listed, [x], [[3, 3], [4, 4]])
+    with pytest.raises(ValueError, match="shape input index 5 is not a distinct input index of a node with 2 inputs"):
+        ph.prepare_plugin(listed, [x], {5: [3, 3]})
+    with pytest.raises(ValueError, match=r"shape input 1 must hold 1 to 8 ints, got \[\]"):
+        ph.prepare_plugin(listed, [x], {1: []})
+    if ph.unavailable_reason() is not None:
+        with pytest.raises(ph.HostError, match="run_plugin: "):
+            ph.run_plugin(listed, [x], {1: [3, 3]})
+    else:
+        with pytest.raises(ValueError, match="inputs must be a sequence of CUDA tensors"):
+            ph.run_plugin(listed, [x], {1: [3, 3]})
+
+
+def test_shape_input_placement():
+    """A sequence follows the node's listed indices (negative ones from the end), else the last inputs."""
+    assert ph._shape_values([[3, 4]], [1], 2) == {1: [3, 4]}
+    assert ph._shape_values([[3, 4]], [-1], 2) == {1: [3, 4]}
+    assert ph._shape_values([[5], [6]], [], 3) == {1: [5], 2: [6]}
+    assert ph._shape_values({-1: torch.tensor([7, 8])}, [], 2) == {1: [7, 8]}
+    assert ph._shape_values(None, [1], 2) == {}
+
+
 # ---------------------------------------------------------------------------------------
 # headers + compiler: the expression builder
 # ---------------------------------------------------------------------------------------
@@ -355,6 +390,104 @@ def test_enqueue_without_gpu_returns_an_error_status(host):
     rt, _, _ = ph.prepare_resize(torch.zeros(1, 2, 6, 8), node, sizes, host=host)  # scales > 0: V2 (8.6) too
     # no device: the launch fails and enqueue must say so (a status, not a crash)
     assert rt.enqueue([0x1000], [0x2000], 0x3000 if rt.result.workspace else 0, 0) != 0
+
+
+@pytest.fixture(scope="module")
+def copies_host(tmp_path_factory):
+    """A plugin library of csrc/trt's generic classes around tests/trt_multi_output_op.cpp
+    (TwinopsTestCopies: `copies` copies of its input), built against the host's headers."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(root, "csrc", "trt", "build.py"))
+    trt_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trt_build)
+    generic = [os.path.join(root, "csrc", "trt", f) for f in ("plugin_base.cpp", "plugin_v2.cpp", "plugin_v3.cpp",
+                                                               "plugin_library.cpp")]
+    out = tmp_path_factory.mktemp("copies") / "libcopies_trt.so"
+    trt_build.build(str(ph.header_dir()), str(out), archs="90", cache=str(out.parent / "cache"),
+                    sources=([], generic + [os.path.join(root, "tests", "trt_multi_output_op.cpp")]))
+    return ph.PluginHost(str(out))
+
+
+@needs_host
+@pytest.mark.parametrize("interface", ["v3", "v2"])
+def test_multi_output_lifecycle(copies_host, interface):
+    """getNbOutputs comes from the op core: every build query, configurePlugin, the serialization
+    round trip and onShapeChange see three outputs (enqueue too, on a GPU)."""
+    if interface == "v3" and copies_host.trt_major < 10:
+        pytest.skip("TensorRT 8.6 has no IPluginV3")
+    x = torch.zeros(2, 5, 3, dtype=torch.float16)
+    node = ("TwinopsTestCopies", {"copies": 3})
+    rt, built, tensors = ph.prepare_plugin(node, [x], interface=interface, host=copies_host)
+    assert [o["dims"] for o in rt.result.outputs] == [(2, 5, 3)] * 3
+    assert [o["max"] for o in rt.result.outputs] == [(4, 10, 6)] * 3
+    assert {o["type"] for o in rt.result.outputs} == {ph.DATA_TYPES[torch.float16]}
+    assert rt.result.formats.shape[0] == 4
+    for pos in (1, 2, 3):  # each output follows the input
+        assert _formats(rt.result, pos) == {(ph.DATA_TYPES[torch.float16], ph.LINEAR)}
+    assert [f.name for f in built.serialize()] == (["copies"] if interface == "v3" else [""])
+    bad = ph.attributes_node("TwinopsTestCopies", {"copies": 0}, ["x"])
+    _rejected(copies_host, lambda: copies_host.create(rt.creator, ph.node_fields(bad, rt.creator)), "copies=0")
+    if torch.cuda.is_available():
+        xc = torch.randn(2, 5, 3, device="cuda").half()
+        outs = ph.run_plugin(node, [xc], interface=interface, host=copies_host)
+        torch.cuda.synchronize()
+        assert len(outs) == 3 and all(torch.equal(o, xc) for o in outs)
+
+
+# Serialized forms written by the library before the plugin classes became generic over an op
+# core (main at 85d3e08; V2 blobs, whose fields are also the V3 getFieldsToSerialize set): engines
+# built then must still load. Non-default values in every field.
+GOLDEN_V2 = {
+    "TwinopsResize": bytes.fromhex(
+        "54574f500100000065010000acad03d96d6f646500060000000600000006000000637562696300636f6f7264696e6174"
+        "655f7472616e73666f726d6174696f6e5f6d6f64650006000000150000001500000068616c665f706978656c5f73796d"
+        "6d6574726963006e6561726573745f6d6f646500060000000600000006000000666c6f6f720063756269635f636f6566"
+        "665f6100020000000100000008000000000000000000e0bf6578636c7564655f6f757473696465000500000001000000"
+        "0400000001000000616e7469616c69617300050000000100000004000000010000007363616c65730002000000020000"
+        "00100000000000000000000040000000606666e63f726f6900020000000400000020000000000000a09999b93f000000"
+        "a09999c93f000000c0ccccec3f000000a09999e93f6578747261706f6c6174696f6e5f76616c75650002000000010000"
+        "0008000000000000000000f83f7079746f7263680005000000010000000400000000000000"),
+    "DynamicTRTResize": bytes.fromhex(
+        "54574f50010000001e0000000890bff6616c69676e5f636f726e6572730005000000010000000400000001000000"),
+    "TRTBicubicInterpolate": bytes.fromhex(
+        "54574f50010000004700000027d881fb7363616c655f666163746f7200020000000200000010000000000000000000f8"
+        "3f000000403333d33f616c69676e5f636f726e6572730005000000010000000400000001000000"),
+}
+
+
+def _blob_fields(blob):
+    """The named fields inside a V2 blob (magic, version, length, checksum, then per field: name,
+    type, count, byte count, bytes), as the V3 runtime phase receives them."""
+    import struct
+
+    fields, off = [], 16
+    while off < len(blob):
+        end = blob.index(b"\0", off)
+        name, off = blob[off:end].decode(), end + 1
+        t, n, nbytes = struct.unpack_from("<iiI", blob, off)
+        off += 12
+        fields.append(ph.Field(name, t, blob[off:off + nbytes], n))
+        off += nbytes
+    return fields
+
+
+@needs_lib
+@pytest.mark.parametrize("name", sorted(GOLDEN_V2))
+def test_serialized_forms_of_the_previous_library_load(host, name):
+    blob = GOLDEN_V2[name]
+    v2 = host.find(name, "legacy")
+    back = host.deserialize(v2, blob)
+    assert back is not None, host.take_log()
+    assert back.serialize()[0].data == blob  # the same bytes again: the format did not change
+    if host.trt_major >= 10:
+        v3 = host.find(name, "1")
+        fields = _blob_fields(blob)
+        again = host.create(v3, fields, runtime=True)
+        assert again is not None, host.take_log()
+        assert [f.__dict__ for f in again.serialize()] == [f.__dict__ for f in fields]
 
 
 # ---------------------------------------------------------------------------------------

@@ -2,31 +2,38 @@
 
     python csrc/trt/build.py --include .trt/10/include --out build/libtwinops_trt.so [--arch 90]
 
-Steps: nvcc compiles the shared kernels (csrc/kernels/resize.cu; cached by content, since they do
-not depend on TensorRT), g++ compiles csrc/trt/*.cpp and the kernels' host helpers against the given
-TensorRT headers with -Wall -Wextra -Werror (TensorRT's and CUDA's headers are -isystem), and g++
+Steps: nvcc compiles the shared kernels (csrc/kernels/*.cu; cached by content, since they do not
+depend on TensorRT), g++ compiles csrc/trt/*.cpp and the kernels' host code (csrc/kernels/*.cpp)
+against the given TensorRT headers with -Wall -Wextra -Werror (TensorRT's and CUDA's headers are -isystem), and g++
 links them with the static CUDA runtime (no libcudart.so needed at run time), -z defs (every symbol
 resolved: nothing from libnvinfer) and hidden visibility (only the entry points are exported).
 setup.py and tests/test_trt_build.py import this file; it needs only the standard library.
 """
 import argparse
 import concurrent.futures
+import glob
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNELS = os.path.join(ROOT, "csrc", "kernels")
-KERNEL_CU = [os.path.join(KERNELS, "resize.cu")]
-HOST_SOURCES = sorted(
-    [os.path.join(HERE, f) for f in os.listdir(HERE) if f.endswith(".cpp")]
-    + [os.path.join(KERNELS, "resize_host.cpp"), os.path.join(KERNELS, "resize_attrs.cpp")]
-)
+
+
+def kernel_sources(root: str = ROOT) -> Tuple[List[str], List[str]]:
+    """(CUDA sources, C++ sources) of the kernels: every csrc/kernels/*.cu and *.cpp. setup.py's
+    torch extension takes the same files, so a new op's kernels join both builds unlisted."""
+    kernels = os.path.join(root, "csrc", "kernels")
+    return sorted(glob.glob(os.path.join(kernels, "*.cu"))), sorted(glob.glob(os.path.join(kernels, "*.cpp")))
+
+
+KERNEL_CU, _KERNEL_CPP = kernel_sources()
+HOST_SOURCES = sorted(glob.glob(os.path.join(HERE, "*.cpp")) + _KERNEL_CPP)
 DEFAULT_ARCHS = "80;86;89;90+PTX"
 EXPORTS = ("getCreators", "getPluginCreators", "setLoggerFinder")
 
@@ -87,7 +94,7 @@ def _run(cmd: Sequence[str]) -> None:
         raise BuildError(f"command failed (rc={proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
 
 
-def _kernel_objects(cuda: str, archs: str, cache: str) -> List[str]:
+def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str]) -> List[str]:
     """nvcc objects of the kernels, reused while sources, headers and flags are unchanged."""
     nvcc = os.path.join(cuda, "bin", "nvcc")
     flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "-Xcompiler", "-fPIC,-fvisibility=hidden"]
@@ -95,11 +102,11 @@ def _kernel_objects(cuda: str, archs: str, cache: str) -> List[str]:
     digest = hashlib.sha256(" ".join(flags).encode())
     headers = [os.path.join(KERNELS, f) for f in sorted(os.listdir(KERNELS)) if f.endswith((".cuh", ".h"))]
     headers.append(os.path.join(ROOT, "csrc", "common", "twinops_common.h"))
-    for path in KERNEL_CU + headers:
+    for path in list(kernel_cu) + headers:
         digest.update(open(path, "rb").read())
     os.makedirs(cache, exist_ok=True)
     objs = []
-    for cu in KERNEL_CU:
+    for cu in kernel_cu:
         obj = os.path.join(cache, f"{os.path.basename(cu)}.{digest.hexdigest()[:16]}.o")
         if not os.path.exists(obj):
             tmp = obj + f".tmp{os.getpid()}"
@@ -117,7 +124,8 @@ def compile_flags(include_dir: str, cuda: str) -> List[str]:
 
 
 def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optional[str] = None,
-          cache: Optional[str] = None, jobs: int = 2, cxx: str = "g++") -> str:
+          cache: Optional[str] = None, jobs: int = 2, cxx: str = "g++",
+          sources: Optional[Tuple[Sequence[str], Sequence[str]]] = None) -> str:
     """Builds the plugin library against the TensorRT headers in `include_dir`; returns `out`.
 
     Args:
@@ -128,6 +136,8 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
         cuda: CUDA toolkit root (default: cuda_home()).
         cache: directory for objects (default: build/trt next to `out`'s repo, i.e. <repo>/build/trt).
         jobs: parallel g++ processes.
+        sources: (CUDA sources, C++ sources) instead of (KERNEL_CU, HOST_SOURCES), e.g. a test
+            library of the generic plugin classes around a test op.
     Raises BuildError with the failing command's output.
     """
     include_dir = os.path.abspath(include_dir)
@@ -139,7 +149,8 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
     version = trt_version(include_dir) or "unknown"
     obj_dir = os.path.join(cache, f"trt-{version}-{hashlib.sha256(include_dir.encode()).hexdigest()[:8]}")
     os.makedirs(obj_dir, exist_ok=True)
-    kernel_objs = _kernel_objects(cuda, archs, cache)
+    kernel_cu, host_sources = sources if sources is not None else (KERNEL_CU, HOST_SOURCES)
+    kernel_objs = _kernel_objects(cuda, archs, cache, kernel_cu)
     flags = compile_flags(include_dir, cuda)
 
     def compile_one(src: str) -> str:
@@ -153,7 +164,7 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
         return obj
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        host_objs = list(pool.map(compile_one, HOST_SOURCES))
+        host_objs = list(pool.map(compile_one, host_sources))
     out = os.path.abspath(out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = out + f".tmp{os.getpid()}"

@@ -133,7 +133,9 @@ int th_build(void* pp, th_tensor const* in, int nin, th_tensor const* shape_in, 
             check_identity(p, core->getPluginName(), core->getPluginVersion());
             auto* b = capability<IPluginV3OneBuild>(p->p3, PluginCapabilityType::kBUILD, "PLUGIN_V3ONE_BUILD");
             n = b->getNbOutputs();
-            if (n < 1 || n > out_cap) throw std::runtime_error("getNbOutputs returned " + std::to_string(n));
+            if (n < 1 || n > out_cap)
+                throw std::runtime_error("getNbOutputs returned " + std::to_string(n) + " (the host takes 1 to " +
+                                         std::to_string(out_cap) + ")");
             std::vector<DataType> types(static_cast<size_t>(n), static_cast<DataType>(-1));
             if (int s = b->getOutputDataTypes(types.data(), n, in_types.data(), nin))
                 throw std::runtime_error("getOutputDataTypes returned " + std::to_string(s));
@@ -148,7 +150,9 @@ int th_build(void* pp, th_tensor const* in, int nin, th_tensor const* shape_in, 
             if (nshape) throw std::runtime_error("a V2 plugin has no shape inputs");
             check_identity(p, p->p2->getPluginType(), p->p2->getPluginVersion());
             n = p->p2->getNbOutputs();
-            if (n < 1 || n > out_cap) throw std::runtime_error("getNbOutputs returned " + std::to_string(n));
+            if (n < 1 || n > out_cap)
+                throw std::runtime_error("getNbOutputs returned " + std::to_string(n) + " (the host takes 1 to " +
+                                         std::to_string(out_cap) + ")");
             for (int i = 0; i < n; ++i) {
                 out[i].type = static_cast<int32_t>(p->p2->getOutputDataType(i, in_types.data(), nin));
                 out[i].format = 0;
