@@ -54,6 +54,19 @@ class OpCore {
   virtual void fields(FieldStore* store) const = 0;
 };
 
+// enqueue of both plugin interfaces: null pointers refused, the core's status, exceptions logged.
+inline int32_t enqueue_core(const std::string& name, const OpCore& core, const nvinfer1::PluginTensorDesc* in,
+                            const nvinfer1::PluginTensorDesc* out, const void* const* inputs, void* const* outputs,
+                            void* workspace, cudaStream_t stream) noexcept {
+  return guarded<int32_t>(name + " enqueue", 1, [&] {
+    if (in == nullptr || out == nullptr || inputs == nullptr || outputs == nullptr) {
+      log_error(name + " enqueue: null tensor descriptions or pointers");
+      return 1;
+    }
+    return core.enqueue(in, out, inputs, outputs, workspace, stream);
+  });
+}
+
 // One plugin name: its declared fields and the core for a field collection. Served as IPluginV3
 // version "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), and IPluginV2DynamicExt "legacy".
 struct OpCreator {

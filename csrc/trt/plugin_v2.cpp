@@ -123,13 +123,7 @@ size_t PluginV2::getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nb_inp
 int32_t PluginV2::enqueue(const PluginTensorDesc* input_desc, const PluginTensorDesc* output_desc,
                           const void* const* inputs, void* const* outputs, void* workspace,
                           cudaStream_t stream) noexcept {
-  return guarded<int32_t>(name_ + " enqueue", 1, [&] {
-    if (input_desc == nullptr || output_desc == nullptr || inputs == nullptr || outputs == nullptr) {
-      log_error(name_ + " enqueue: null tensor descriptions or pointers");
-      return 1;
-    }
-    return core_->enqueue(input_desc, output_desc, inputs, outputs, workspace, stream);
-  });
+  return enqueue_core(name_, *core_, input_desc, output_desc, inputs, outputs, workspace, stream);
 }
 
 size_t PluginV2::getSerializationSize() const noexcept { return bytes_.size(); }
