@@ -603,9 +603,6 @@ def attributes_node(op_type: str, attrs: Dict[str, object], inputs: Sequence[str
 # any node end to end
 # ---------------------------------------------------------------------------------------
 
-_TORCH_TYPES = {v: k for k, v in DATA_TYPES.items()}
-
-
 def _profile(dims: Sequence[int]) -> Dict[str, List[int]]:
     """Dynamic profile around concrete dims: min 1, opt = dims, max = 2 * dims (symbolic shapes)."""
     return dict(min=[1] * len(dims), opt=list(dims), max=[2 * max(1, d) for d in dims])
@@ -628,15 +625,13 @@ def _shape_values(shape_inputs, listed: Sequence[int], nb_inputs: int) -> Dict[i
     tensorrt_plugin_shape_input_indices in order (else for its last inputs)."""
     if shape_inputs is None:
         return {}
-    if isinstance(shape_inputs, dict):
-        items = list(shape_inputs.items())
-    else:
-        shape_inputs = list(shape_inputs)
-        idx = list(listed) or list(range(nb_inputs - len(shape_inputs), nb_inputs))
-        if len(idx) != len(shape_inputs):
-            raise ValueError(f"run_plugin: {len(shape_inputs)} shape inputs for the node's "
+    items = list(shape_inputs.items()) if isinstance(shape_inputs, dict) else list(shape_inputs)
+    if not isinstance(shape_inputs, dict):
+        idx = list(listed) or list(range(nb_inputs - len(items), nb_inputs))
+        if len(idx) != len(items):
+            raise ValueError(f"run_plugin: {len(items)} shape inputs for the node's "
                              f"tensorrt_plugin_shape_input_indices {list(listed)}")
-        items = list(zip(idx, shape_inputs))
+        items = list(zip(idx, items))
     out = {}
     for i, v in items:
         i = int(i) + (nb_inputs if int(i) < 0 else 0)
@@ -660,12 +655,10 @@ def prepare_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, v
     """
     if isinstance(inputs, torch.Tensor) or not all(isinstance(t, torch.Tensor) for t in inputs):
         raise ValueError("run_plugin: inputs must be a sequence of tensors")
-    bad = [t.dtype for t in inputs if t.dtype not in DATA_TYPES]
-    if bad:
-        raise ValueError(f"run_plugin: TensorRT has no tensor type for {bad[0]} (inputs: "
-                         f"{', '.join(str(d).replace('torch.', '') for d in DATA_TYPES)})")
-    if any(t.dim() > MAX_DIMS for t in inputs):
-        raise ValueError(f"run_plugin: inputs have at most {MAX_DIMS} dims")
+    for t in inputs:
+        if t.dtype not in DATA_TYPES or t.dim() > MAX_DIMS:
+            raise ValueError(f"run_plugin: TensorRT has no tensor type for {t.dtype} of {t.dim()} dims (inputs: at "
+                             f"most {MAX_DIMS} dims of {', '.join(str(d)[6:] for d in DATA_TYPES)})")
     n = len(inputs) + (len(shape_inputs) if shape_inputs is not None else 0)
     node = _as_node(node, n)
     a = _attr_map(node)
@@ -727,7 +720,7 @@ def run_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, versi
     tensors = [t.to(device).contiguous() for t in tensors]
     outs = []
     for o in rt.result.outputs:
-        dtype = _TORCH_TYPES[o["type"]]
+        dtype = {v: k for k, v in DATA_TYPES.items()}[o["type"]]
         poison = float("nan") if dtype.is_floating_point else (True if dtype == torch.bool else torch.iinfo(dtype).min)
         outs.append(torch.full(o["dims"], poison, dtype=dtype, device=device))
     ws = torch.empty(rt.result.workspace, dtype=torch.uint8, device=device) if rt.result.workspace else None
@@ -789,21 +782,16 @@ def run_resize(x: torch.Tensor, attrs, sizes: Optional[Sequence[int]] = None, *,
                version: Optional[str] = None, interface: Optional[str] = None, stream=None) -> torch.Tensor:
     """Run a resize plugin through its whole lifecycle and enqueue it on ``x`` (:func:`run_plugin`).
 
-    * ``x``: CUDA tensor ``(N, C, H, W)``, float32 / float16 / bfloat16 (made contiguous: the
-      plugins take linear NCHW).
-    * ``attrs``: the exported node's attributes as a dict (``{name: value}``, Python values typed
-      as ``onnx.helper.make_attribute`` types them) or the ``onnx.NodeProto`` itself.
-    * ``sizes``: ``(H_out, W_out)`` given to the node's second input: the V3 shape input (values)
-      when the node lists index 1 in ``tensorrt_plugin_shape_input_indices``, a ``(1, 1, H_out,
-      W_out)`` size tensor for ``DynamicTRTResize``, else the int64 sizes tensor; None (default):
-      a node without a second input (output size from the attributes).
-    * ``plugin``: the node's op_type (default "TwinopsResize"); ``version``: the creator version
-      (default: the node's ``plugin_version`` or "1", as TensorRT's parser); ``interface``:
-      "v3" / "v2" to pick the creator of that interface instead.
-    * ``stream``: as in :func:`run_plugin`.
+    * ``x``: CUDA tensor ``(N, C, H, W)``, float32 / float16 / bfloat16.
+    * ``attrs``: the exported node itself, or its attributes as a dict (typed as
+      ``onnx.helper.make_attribute`` types Python values).
+    * ``sizes``: ``(H_out, W_out)`` for the node's second input: the V3 shape input (values) when the
+      node lists index 1 in ``tensorrt_plugin_shape_input_indices``, a ``(1, 1, H_out, W_out)`` size
+      tensor for ``DynamicTRTResize``, else the int64 sizes tensor; None: no second input.
+    * ``plugin``: the node's op_type for a dict ``attrs``; ``version``, ``interface``, ``stream``: as
+      in :func:`run_plugin`.
 
-    The output is allocated NaN-filled and returned as ``(N, C, H_out, W_out)`` in ``x``'s dtype.
-    Raises :class:`HostError` with the logs when a step fails or ``enqueue`` returns non-zero.
+    Returns the NaN-poisoned output after enqueue, ``(N, C, H_out, W_out)`` in ``x``'s dtype.
     """
     reason = unavailable_reason(enqueue=True)
     if reason:
