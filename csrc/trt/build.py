@@ -118,7 +118,7 @@ def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str])
 
 def compile_flags(include_dir: str, cuda: str) -> List[str]:
     """g++ flags of the plugin sources (strict warnings; third-party headers as -isystem)."""
-    # -ffp-contract=off: host-built resize tables must be bitwise the device's (see mul_rn).
+    # -ffp-contract=off: tables the host builds for the kernels must be bitwise the device's (see mul_rn).
     return ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
             "-DTWIN_WITH_CUDA_RUNTIME", "-isystem", include_dir, "-isystem", os.path.join(cuda, "include")]
 
