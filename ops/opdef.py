@@ -152,6 +152,8 @@ class Node:
         torch_op: the torch op the node stands for (``"twinops::resize"``): its schema arguments
             are the node's non-shape inputs, then an ``output_size``-like list where the node has a
             shape input, then ``attrs``.
+        reference: its ``onnx.reference`` kernel, ``fn(*inputs, **attributes) -> array or tuple``
+            (lazy name; absent attributes come at their defaults).
         doc: one line (the ONNX schema's doc string).
     """
 
@@ -161,6 +163,7 @@ class Node:
     outputs: Tuple[TensorArg, ...]
     attrs: Tuple[Attr, ...]
     torch_op: str
+    reference: "Lazy" = None
     doc: str = ""
 
     @property

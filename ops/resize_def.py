@@ -54,7 +54,7 @@ RESIZE_NODE = Node(
             TensorArg("sizes", ranks=(1,), dtypes=(torch.int64,), shape_input=True, differentiable=False,
                       doc="[H_out, W_out]")),
     outputs=(TensorArg("Y", ranks=(4,), dtypes=FLOATING),),
-    attrs=RESIZE_ATTRS, torch_op="twinops::resize",
+    attrs=RESIZE_ATTRS, torch_op="twinops::resize", reference="twinops.onnx_export:twinops_resize_reference",
     doc="twinops resize (ONNX Resize-19 or F.interpolate arithmetic)")
 
 DYNAMIC_NODE = Node(
@@ -62,6 +62,7 @@ DYNAMIC_NODE = Node(
     inputs=(TensorArg("input", ranks=(4,), dtypes=FLOATING), TensorArg("size_tensor", min_rank=2, shape_only=True)),
     outputs=(TensorArg("output", ranks=(4,), dtypes=FLOATING),),
     attrs=(Attr("align_corners", "int", 0, choices=(0, 1)),), torch_op="twinops::dynamic_resize",
+    reference="twinops.onnx_export:dynamic_trt_resize_reference",
     doc="bicubic resize to size_tensor.shape[-2:] (MMDeploy)")
 
 TWINOPS_RESIZE = Creator("TwinopsResize", doc="twinops' node; V3 reads sizes as a shape input")
