@@ -92,7 +92,7 @@ RESIZE_REGRESS = tuple(
 
 INTERPOLATE = register(OpDef(
     name="interpolate",
-    api="twinops.resize:interpolate", module="twinops.resize:Interpolate",
+    api="twinops:interpolate", module="twinops:Interpolate",
     inputs=(INPUT,), outputs=(OUTPUT,),
     args=(Attr("mode", "str", "nearest", choices=INTERPOLATE_MODES, note="for 4-D input"),
           Attr("align_corners", "bool", None, doc="bilinear/bicubic only")),
@@ -123,7 +123,7 @@ INTERPOLATE = register(OpDef(
 
 RESIZE = register(OpDef(
     name="resize",
-    api="twinops.resize:resize", module="twinops.resize:Resize",
+    api="twinops:resize", module="twinops:Resize",
     inputs=(INPUT,), outputs=(OUTPUT,),
     args=(Attr("mode", "str", "nearest", choices=ONNX_MODES),
           Attr("coordinate_transformation_mode", "str", "half_pixel", choices=COORDINATE_MODES),
@@ -166,7 +166,7 @@ RESIZE = register(OpDef(
 
 DYNAMIC_RESIZE = register(OpDef(
     name="dynamic_resize",
-    api="twinops.resize:dynamic_resize", module="twinops.resize:DynamicResize",
+    api="twinops:dynamic_resize", module="twinops:DynamicResize",
     inputs=(INPUT, SIZE_TENSOR), outputs=(OUTPUT,),
     args=(Attr("align_corners", "bool", False),),
     node=DYNAMIC_NODE,
