@@ -74,18 +74,17 @@ def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Seque
 
     With ``pytorch=0`` a scale that equals out/in exactly (what twinops.resize derives from
     ``sizes``) is written as 0, which the kernel and the reference define as "derived out/in in
-    double" -- the same number without the float32 rounding of the attribute. On a dynamic axis
-    the traced length is unknown here, so the lengths that could have produced ``out`` are tried.
+    double" -- the same number without the float32 rounding of the attribute. Only on a static
+    axis: on a dynamic one (``input_hw`` None) the graph rebuilds the output length from the
+    scale, and at another input length out/in is another number than the scale eager uses
+    (scale 0.5: 3/6 at the traced length, 3/7 at length 7).
     """
     out, narrowed = [], []
     for axis, s in enumerate(scales):
         s = float(s)
         o, i = output_size[axis], input_hw[axis]
-        if not pytorch and s > 0 and isinstance(o, int):
-            # the traced input length, or the lengths it can have been when the axis is dynamic
-            lengths = [i] if isinstance(i, int) else [math.floor(o / s), math.floor(o / s) + 1]
-            if any(n > 0 and o / n == s for n in lengths):
-                s = 0.0
+        if not pytorch and s > 0 and isinstance(o, int) and isinstance(i, int) and i > 0 and o / i == s:
+            s = 0.0
         if float(np.float32(s)) != s:
             narrowed.append(f"{s!r} (axis {'HW'[axis]}) -> {float(np.float32(s))!r}")
         out.append(s)

@@ -159,7 +159,7 @@ RESIZE = register(OpDef(
              Sample(((1, 2, 6, 7),), dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
                                           roi=[0.1, -0.2, 0.8, 1.1], extrapolation_value=-3.5, scales=[2.0, 0.5],
                                           axes=[2, 3])),
-             Sample(((1, 2, 6, 7),), dict(mode="nearest", nearest_mode="ceil", sizes=[9, 5], axes=[2, 3],
+             Sample(((1, 2, 6, 8),), dict(mode="nearest", nearest_mode="ceil", sizes=[9, 4], axes=[2, 3],
                                           keep_aspect_ratio_policy="not_larger"), dynamic=False)),
     doc="ONNX Resize-19 on 4-D NCHW input (H and W), every attribute",
 ))
