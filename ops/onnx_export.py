@@ -551,19 +551,19 @@ def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, e
     return result
 
 
-def twinops_resize_reference(X, sizes, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-                              exclude_outside, antialias, scales, roi, extrapolation_value, pytorch, **_):
-    """onnx.reference kernel of twinops::TwinopsResize (attributes at their declared defaults when absent)."""
+def twinops_resize_reference(X, sizes, **a):
+    """onnx.reference kernel of twinops::TwinopsResize; ``a``: the node's attributes (RESIZE_NODE's,
+    at their declared defaults when absent)."""
     sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
     if len(sizes) != 2 or X.ndim != 4:
         raise ValueError(f"TwinopsResize: expects 4-D X and 2 sizes, got {X.shape} and {sizes}")
-    scales = [float(s) for s in scales]
-    if pytorch:
-        y = _aten_resize(X, sizes, mode, coordinate_transformation_mode, float(cubic_coeff_a), int(antialias), scales)
+    mode, ctm, a_cubic = a["mode"], a["coordinate_transformation_mode"], float(a["cubic_coeff_a"])
+    scales = [float(s) for s in a["scales"]]
+    if a["pytorch"]:
+        y = _aten_resize(X, sizes, mode, ctm, a_cubic, int(a["antialias"]), scales)
     else:
-        y = _onnx_resize(X, sizes, mode, coordinate_transformation_mode, nearest_mode, float(cubic_coeff_a),
-                         int(exclude_outside), int(antialias), scales, [float(r) for r in roi],
-                         float(extrapolation_value))
+        y = _onnx_resize(X, sizes, mode, ctm, a["nearest_mode"], a_cubic, int(a["exclude_outside"]),
+                         int(a["antialias"]), scales, [float(r) for r in a["roi"]], float(a["extrapolation_value"]))
     return (y.astype(X.dtype),)
 
 
