@@ -51,6 +51,10 @@ class Case:
     input_seed: int
     inputs: Optional[List[torch.Tensor]] = field(default=None, repr=False)
 
+    def __post_init__(self):
+        # a single shape (the one-input form, as before several inputs) is the only input's
+        self.shapes = (tuple(self.shapes),) if specs.is_shape(self.shapes) else tuple(tuple(s) for s in self.shapes)
+
     @property
     def id(self) -> str:
         return f"{self.op}-{str(self.dtype).replace('torch.', '')}-{self.index:03d}"
