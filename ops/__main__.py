@@ -3,6 +3,8 @@
     python -m twinops check ...     every op on every available backend vs its reference (the main job)
     python -m twinops regress ...   numeric regression against the golden baselines (--update rewrites them)
     python -m twinops table ...     the quick table: twinops.interpolate vs F.interpolate per mode and device
+    python -m twinops ops [--json]  every registered op with its faces (Python API, torch ops, ONNX node,
+                                    plugin creators, reference, dtypes)
 
 ``python -m twinops`` with no command (or only options) runs ``check``. ``--help`` after a
 command lists its options.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-COMMANDS = ("check", "regress", "table")
+COMMANDS = ("check", "regress", "table", "ops")
 
 
 def main(argv=None) -> int:
@@ -26,6 +28,8 @@ def main(argv=None) -> int:
         from .regress import main as run
     elif command == "table":
         from .table import main as run
+    elif command == "ops":
+        from .ops_table import main as run
     else:
         print(f"python -m twinops: unknown command {command!r} (expected one of {', '.join(COMMANDS)})",
               file=sys.stderr)

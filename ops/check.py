@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -38,28 +38,45 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.f
 
 @dataclass
 class Case:
-    """One input: ``op``, ``dtype``, ``shape``, ``kwargs``, ``index`` (0.. per op and dtype),
-    ``origin`` (``edge`` or ``drawn``) and ``input_seed`` (the data of :func:`random_input`)."""
+    """One call: ``op``, ``dtype``, ``shapes`` (one per input of the op), ``kwargs``, ``index``
+    (0.. per op and dtype), ``origin`` (``edge`` or ``drawn``) and ``input_seed`` (input ``i``'s
+    data is :func:`random_input` with seed ``input_seed + i``); ``inputs`` holds replayed data."""
 
     op: str
     dtype: torch.dtype
-    shape: tuple
+    shapes: Tuple[tuple, ...]
     kwargs: dict
     index: int
     origin: str
     input_seed: int
-    input: Optional[torch.Tensor] = field(default=None, repr=False)
+    inputs: Optional[List[torch.Tensor]] = field(default=None, repr=False)
+
+    def __post_init__(self):
+        # a single shape (the one-input form, as before several inputs) is the only input's
+        self.shapes = (tuple(self.shapes),) if specs.is_shape(self.shapes) else tuple(tuple(s) for s in self.shapes)
 
     @property
     def id(self) -> str:
         return f"{self.op}-{str(self.dtype).replace('torch.', '')}-{self.index:03d}"
 
+    @property
+    def shape(self):
+        """The input's shape for a one-input op, else the tuple of shapes (as the op's spec draws them)."""
+        return self.shapes[0] if len(self.shapes) == 1 else self.shapes
+
+    def xs(self) -> List[torch.Tensor]:
+        """The inputs, in the op's order, in the case's dtype."""
+        if self.inputs is not None:
+            return list(self.inputs)
+        return [random_input(s, self.dtype, seed=self.input_seed + i) for i, s in enumerate(self.shapes)]
+
     def x(self) -> torch.Tensor:
-        return self.input if self.input is not None else random_input(self.shape, self.dtype, seed=self.input_seed)
+        """The first input."""
+        return self.xs()[0]
 
 
 def draw_configs(spec, n: int, seed: int) -> list:
-    """``n`` (at most; duplicates dropped) ``(shape, kwargs)`` draws from ``spec.strategy``,
+    """``n`` (at most; duplicates dropped) ``(shapes, kwargs)`` draws from ``spec.strategy``,
     the same for the same ``seed`` and Hypothesis version."""
     from hypothesis import HealthCheck, Phase, given
     from hypothesis import seed as hseed
@@ -89,8 +106,8 @@ def make_cases(op: str, dtypes, n: int, seed: int) -> List[Case]:
     configs = [("edge", c) for c in spec.edge_cases] + [("drawn", c) for c in draw_configs(spec, n, seed)]
     cases = []
     for dtype in dtypes:
-        for i, (origin, (shape, kw)) in enumerate(configs):
-            cases.append(Case(op, dtype, tuple(shape), dict(kw), i, origin, seed * 100_003 + i))
+        for i, (origin, (shapes, kw)) in enumerate(configs):
+            cases.append(Case(op, dtype, spec.shapes(shapes), dict(kw), i, origin, seed * 100_003 + i))
     return cases
 
 
@@ -109,26 +126,27 @@ class Result:
 
 
 def _mode_label(kw: dict) -> str:
-    flags = [k for k in ("align_corners", "antialias", "exclude_outside") if kw.get(k)]
-    ctm = kw.get("coordinate_transformation_mode")
-    return " ".join([kw.get("mode", "?")] + ([ctm] if ctm else []) + flags)
+    """The case's choices: its string arguments' values, then the names of the flags set (True or 1)."""
+    words = [v for v in kw.values() if isinstance(v, str)]
+    flags = [k for k, v in kw.items() if v is True or (type(v) is int and v == 1)]
+    return " ".join(words + flags) or "-"
 
 
 def run_case(case: Case, backends: List[B.Backend], args) -> List[Result]:
     """Runs ``case`` on ``backends``; compares each with the reference and with every earlier backend."""
     spec = specs.get(case.op)
-    x = case.x()
+    xs = case.xs()
     outputs: Dict[str, Dict[str, torch.Tensor]] = {}
     results = []
     try:
-        ref = B._outputs(spec, spec.reference(x, **case.kwargs))
+        ref = B._outputs(spec, spec.reference(*xs, **case.kwargs))
         outputs["reference"] = ref
     except Exception as e:
         return [Result(case, "reference", "-", "-", None, f"reference raised {type(e).__name__}: {e}")]
     out_shape = tuple(next(iter(ref.values())).shape)
     for b in backends:
         try:
-            outputs[b.name] = b.run(spec, x, case.kwargs, out_shape)
+            outputs[b.name] = b.run(spec, xs, case.kwargs, out_shape)
         except B.Unsupported as e:
             case.unsupported = getattr(case, "unsupported", []) + [f"{b.name}: {e}"]
             continue
@@ -156,11 +174,15 @@ def write_reproducer(r: Result, args) -> str:
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{r.case.id}-{r.backend}-vs-{r.against}.npz")
     c = r.case
-    meta = dict(op=c.op, dtype=str(c.dtype).replace("torch.", ""), shape=list(c.shape), kwargs=c.kwargs,
+    meta = dict(op=c.op, dtype=str(c.dtype).replace("torch.", ""), shape=list(c.shapes[0]), kwargs=c.kwargs,
                 index=c.index, origin=c.origin, input_seed=c.input_seed, backend=r.backend, against=r.against,
                 atol=args.atol, rtol=args.rtol, check_error_stat=args.check_error_stat,
                 error_quantile=args.error_quantile, error=r.error)
-    arrays = {"input": c.x().double().numpy(), "meta": np.array(json.dumps(meta))}
+    if len(c.shapes) > 1:
+        meta["shapes"] = [list(s) for s in c.shapes]
+    xs = c.xs()
+    arrays = {_input_entry(i): x.double().numpy() for i, x in enumerate(xs)}
+    arrays["meta"] = np.array(json.dumps(meta))
     outs = getattr(c, "_outputs", {})
     for who in (r.backend, r.against):
         if who in outs and r.output in outs[who]:
@@ -257,6 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _input_entry(i: int) -> str:
+    """The reproducer's entry of input ``i``: ``input`` for the first (the one-input format), ``input<i>`` after."""
+    return "input" if i == 0 else f"input{i}"
+
+
 class BadFile(Exception):
     """A file named on the command line cannot be used; the message names it and says why."""
 
@@ -281,7 +308,7 @@ def read_reproducer(path: str) -> tuple:
         if missing:
             raise BadFile(f"{where}: it has no {' and no '.join(missing)} entry (entries: {', '.join(f.files)})")
         meta = json_object(f, "meta", where, BadFile)
-        x = f["input"]
+        entries = {k: f[k] for k in f.files if k.startswith("input")}
     for k, kind in _META_FIELDS.items():
         if not isinstance(meta.get(k), kind) or isinstance(meta.get(k), bool):
             raise BadFile(f"{where}: meta field {k!r} must be a {kind.__name__}, got {meta.get(k)!r}")
@@ -294,14 +321,26 @@ def read_reproducer(path: str) -> tuple:
     if meta["against"] != "reference" and meta["against"] not in B.ORDER:
         raise BadFile(f"{where}: unknown 'against' {meta['against']!r} (expected reference or one of "
                       f"{', '.join(B.ORDER)})")
-    if x.dtype.kind != "f" or list(x.shape) != meta["shape"]:
-        raise BadFile(f"{where}: entry 'input' must be a float array of the meta shape {meta['shape']}, got "
-                      f"{x.dtype} of shape {list(x.shape)}")
+    shapes = meta.get("shapes", [meta["shape"]])  # one-input reproducers hold only "shape"
+    if not isinstance(shapes, list) or not shapes or not all(isinstance(v, list) for v in shapes):
+        raise BadFile(f"{where}: meta field 'shapes' must be a list of shapes, got {shapes!r}")
+    absent = [_input_entry(i) for i in range(len(shapes)) if _input_entry(i) not in entries]
+    if absent:
+        raise BadFile(f"{where}: it has no {' and no '.join(absent)} entry (entries: {', '.join(entries)})")
+    arrays = [entries[_input_entry(i)] for i in range(len(shapes))]
+    spec = specs.get(meta["op"])
+    if len(shapes) != len(spec.inputs):
+        raise BadFile(f"{where}: op {meta['op']!r} takes {len(spec.inputs)} inputs ({', '.join(spec.inputs)}), "
+                      f"the reproducer holds {len(shapes)}")
+    for i, (x, shape) in enumerate(zip(arrays, shapes)):
+        if x.dtype.kind != "f" or list(x.shape) != shape:
+            raise BadFile(f"{where}: entry {_input_entry(i)!r} must be a float array of the meta shape {shape}, "
+                          f"got {x.dtype} of shape {list(x.shape)}")
     dtype = DTYPES[meta["dtype"]]
-    kw = {k: tuple(v) if k in ("size", "scale_factor") and isinstance(v, list) else v
-          for k, v in meta["kwargs"].items()}
-    case = Case(meta["op"], dtype, tuple(meta["shape"]), kw, meta["index"], meta["origin"], meta["input_seed"],
-                input=torch.from_numpy(x.copy()).to(dtype))
+    # JSON turned the case's tuples into lists; the op's arguments were drawn as tuples
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["kwargs"].items()}
+    case = Case(meta["op"], dtype, tuple(tuple(s) for s in shapes), kw, meta["index"], meta["origin"],
+                meta["input_seed"], inputs=[torch.from_numpy(x.copy()).to(dtype) for x in arrays])
     return case, meta
 
 
@@ -441,7 +480,7 @@ def main(argv=None) -> int:
     with _progress(len(cases), args.no_progress) as advance:
         for case in cases:
             advance(case.id)
-            why = specs.get(case.op).unsuitable(case.shape, case.kwargs)
+            why = specs.get(case.op).unsuitable(case.shape, case.kwargs)  # one shape for a one-input op
             if why:
                 skipped.append((case, why))
                 continue
@@ -483,7 +522,8 @@ def main(argv=None) -> int:
                    summary=summary, failures=records,
                    skipped=[dict(case=c.id, kwargs=c.kwargs, reason=w) for c, w in skipped],
                    comparisons=[dict(case=r.case.id, op=r.case.op, dtype=str(r.case.dtype).replace("torch.", ""),
-                                     input_shape=list(r.case.shape), kwargs=r.case.kwargs, origin=r.case.origin,
+                                     input_shape=[list(s) for s in r.case.shapes] if len(r.case.shapes) > 1
+                                     else list(r.case.shapes[0]), kwargs=r.case.kwargs, origin=r.case.origin,
                                      backend=r.backend, against=r.against, output=r.output, error=r.error,
                                      **(r.comparison.as_dict() if r.comparison else {})) for r in results])
         with open(args.report, "w") as f:

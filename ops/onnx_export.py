@@ -13,7 +13,7 @@ Nodes (domain ``twinops``; the op_type is the TensorRT plugin name):
 * ``DynamicTRTResize(input, size_tensor) -> output`` for ``torch.ops.twinops.dynamic_resize``,
   attribute align_corners (INT); MMDeploy's contract (only ``size_tensor``'s shape is read).
 
-Both carry ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see :func:`_plugin_attributes`.
+Both carry ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see :func:`twinops.onnx_nodes.plugin_attributes`.
 
 Usage::
 
@@ -35,6 +35,10 @@ import torch
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops.resize)
 from . import resize as _resize  # noqa: F401  (defines torch.ops.twinops.dynamic_resize)
+from . import onnx_nodes as N
+from .opdef import registered
+from .onnx_nodes import PLUGIN_NAMESPACE, PLUGIN_VERSION
+from .resize_def import DOMAIN, DYNAMIC_NODE, RESIZE_NODE
 from .onnx_sizes import MAX_INPUT_LENGTH, _emit_exact_sizes, exact_size_constants, exact_size_model  # noqa: F401
 
 __all__ = [
@@ -52,19 +56,12 @@ __all__ = [
     "PLUGIN_NAMESPACE",
 ]
 
-DOMAIN = "twinops"
-RESIZE_OP_TYPE = "TwinopsResize"
-DYNAMIC_RESIZE_OP_TYPE = "DynamicTRTResize"
-_DOMAIN_VERSION = 1
+RESIZE_OP_TYPE = RESIZE_NODE.op_type
+DYNAMIC_RESIZE_OP_TYPE = DYNAMIC_NODE.op_type
 
 # ONNX TensorProto data types (avoid importing onnx for a few integers).
 _FLOAT, _INT64, _FLOAT16, _DOUBLE, _BFLOAT16 = 1, 7, 10, 11, 16
 _FLOAT_TYPE_IDS = (_FLOAT, _FLOAT16, _DOUBLE, _BFLOAT16)
-
-# TensorRT's ONNX parser looks a plugin creator up by (op_type, plugin_version, plugin_namespace);
-# see _plugin_attributes for why the nodes carry both explicitly.
-PLUGIN_VERSION = "1"
-PLUGIN_NAMESPACE = ""
 
 
 
@@ -77,18 +74,17 @@ def _node_scales(scales: Sequence[float], output_size: Sequence, input_hw: Seque
 
     With ``pytorch=0`` a scale that equals out/in exactly (what twinops.resize derives from
     ``sizes``) is written as 0, which the kernel and the reference define as "derived out/in in
-    double" -- the same number without the float32 rounding of the attribute. On a dynamic axis
-    the traced length is unknown here, so the lengths that could have produced ``out`` are tried.
+    double" -- the same number without the float32 rounding of the attribute. Only on a static
+    axis: on a dynamic one (``input_hw`` None) the graph rebuilds the output length from the
+    scale, and at another input length out/in is another number than the scale eager uses
+    (scale 0.5: 3/6 at the traced length, 3/7 at length 7).
     """
     out, narrowed = [], []
     for axis, s in enumerate(scales):
         s = float(s)
         o, i = output_size[axis], input_hw[axis]
-        if not pytorch and s > 0 and isinstance(o, int):
-            # the traced input length, or the lengths it can have been when the axis is dynamic
-            lengths = [i] if isinstance(i, int) else [math.floor(o / s), math.floor(o / s) + 1]
-            if any(n > 0 and o / n == s for n in lengths):
-                s = 0.0
+        if not pytorch and s > 0 and isinstance(o, int) and isinstance(i, int) and i > 0 and o / i == s:
+            s = 0.0
         if float(np.float32(s)) != s:
             narrowed.append(f"{s!r} (axis {'HW'[axis]}) -> {float(np.float32(s))!r}")
         out.append(s)
@@ -115,20 +111,7 @@ def _recompute_axes(scales: Sequence[float], dynamic: Sequence[bool]) -> List[bo
 # output sizes rebuilt in the graph: floor(in * s) exactly as eager computes it, in int64
 # ---------------------------------------------------------------------------------------
 
-def _plugin_attributes() -> Dict[str, str]:
-    """``plugin_version`` and ``plugin_namespace`` node attributes, written explicitly on every node.
-
-    onnx-tensorrt's FallbackPluginImporter looks the creator up as ``(op_type,
-    plugin_version or "1", plugin_namespace or "")`` (release/8.6-GA ``builtin_op_importers.cpp``;
-    the 10.0 - 10.9 ``onnxOpImporters.cpp``). Newer parsers (their ``onnxOpCheckers.cpp`` and
-    importer, reported from 10.10 on, and 11.x) retry with the node's *domain* as the namespace
-    when that first lookup finds nothing. The twinops creators are registered in namespace ""
-    and the nodes live in domain ``twinops``: with both attributes explicit the first lookup is
-    ``(op_type, "1", "")`` on every parser and finds twinops' creator; the domain retry only runs
-    when no such creator is registered (the library not loaded), where it can only find a creator
-    someone registered under namespace "twinops". ``twinops.plugin_host`` selects by the same rule.
-    """
-    return {"plugin_version": PLUGIN_VERSION, "plugin_namespace": PLUGIN_NAMESPACE}
+_plugin_attributes = N.plugin_attributes  # the docstring there says why every node carries both
 
 
 def _tag_traced_size(output: torch.Tensor, recompute_scale_factor=None, frozen: Optional[str] = None) -> None:
@@ -184,21 +167,16 @@ def _ts_emitter(g):
     return emit
 
 
-def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-               exclude_outside, antialias, scales, roi, extrapolation_value, pytorch,
-               twinops_recompute_scale_factor=None, twinops_frozen_size=None):
+# The traced node's inputs are (input, output_size, *attrs): where scales sits among them.
+_TS_SCALES_INDEX = 2 + [a.name for a in RESIZE_NODE.attrs].index("scales")
+
+
+def _ts_resize(g, input, output_size, *attrs, twinops_recompute_scale_factor=None, twinops_frozen_size=None):
     from torch.onnx import symbolic_helper as sh
 
-    mode = sh._parse_arg(mode, "s")
-    ctm = sh._parse_arg(coordinate_transformation_mode, "s")
-    nearest_mode = sh._parse_arg(nearest_mode, "s")
-    cubic_coeff_a = sh._parse_arg(cubic_coeff_a, "f")
-    exclude_outside = sh._parse_arg(exclude_outside, "i")
-    antialias = sh._parse_arg(antialias, "i")
-    scales = _ts_original_list(g, 8, sh._parse_arg(scales, "fs"))
-    roi = [float(v) for v in sh._parse_arg(roi, "fs")]
-    extrapolation_value = sh._parse_arg(extrapolation_value, "f")
-    pytorch = sh._parse_arg(pytorch, "i")
+    values = N.ts_parse(RESIZE_NODE, attrs)
+    scales = values["scales"] = _ts_original_list(g, _TS_SCALES_INDEX, values["scales"])
+    pytorch = values["pytorch"]
 
     # The tracer records SymInt[] as a constant (it cannot trace tensors inside an int list).
     out = sh._maybe_get_const(output_size, "is")
@@ -228,23 +206,16 @@ def _ts_resize(g, input, output_size, mode, coordinate_transformation_mode, near
     else:
         sizes = _ts_const(g, torch.tensor(out, dtype=torch.int64))
 
-    y = g.op(f"{DOMAIN}::{RESIZE_OP_TYPE}", input, sizes,
-             mode_s=mode, coordinate_transformation_mode_s=ctm, nearest_mode_s=nearest_mode,
-             cubic_coeff_a_f=cubic_coeff_a, exclude_outside_i=exclude_outside, antialias_i=antialias,
-             scales_f=node_scales, roi_f=roi, extrapolation_value_f=extrapolation_value, pytorch_i=pytorch,
-             tensorrt_plugin_shape_input_indices_i=[1],
-             **{f"{k}_s": v for k, v in _plugin_attributes().items()})
+    y = N.ts_node(g, RESIZE_NODE, [input, sizes], {**values, "scales": node_scales})
     out_hw = [None if r else o for o, r in zip(out, recompute)]
     y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + out_hw))
     return y
 
 
-def _ts_dynamic_resize(g, input, size_tensor, align_corners):
+def _ts_dynamic_resize(g, input, size_tensor, *attrs):
     from torch.onnx import symbolic_helper as sh
 
-    y = g.op(f"{DOMAIN}::{DYNAMIC_RESIZE_OP_TYPE}", input, size_tensor,
-             align_corners_i=sh._parse_arg(align_corners, "i"),
-             **{f"{k}_s": v for k, v in _plugin_attributes().items()})
+    y = N.ts_node(g, DYNAMIC_NODE, [input, size_tensor], N.ts_parse(DYNAMIC_NODE, attrs))
     in_sizes = sh._get_tensor_sizes(input) or [None] * 4
     size_sizes = sh._get_tensor_sizes(size_tensor) or [None, None]
     y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + list(size_sizes[-2:])))
@@ -269,8 +240,8 @@ def register_torchscript_symbolics() -> None:
         return
     from torch.onnx import register_custom_op_symbolic
 
-    register_custom_op_symbolic("twinops::resize", _ts_resize, 7)
-    register_custom_op_symbolic("twinops::dynamic_resize", _ts_dynamic_resize, 7)
+    register_custom_op_symbolic(RESIZE_NODE.torch_op, _ts_resize, 7)
+    register_custom_op_symbolic(DYNAMIC_NODE.torch_op, _ts_dynamic_resize, 7)
     _TS_REGISTERED = True
 
 
@@ -279,49 +250,6 @@ def register_torchscript_symbolics() -> None:
 # ---------------------------------------------------------------------------------------
 
 _TABLE: Optional[Dict[Any, Any]] = None
-_FLOAT_TYPES = ["tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)"]
-
-
-def _schemas():
-    """onnx OpSchemas of the two nodes (not registered globally: onnxscript only needs them to build nodes)."""
-    from onnx.defs import OpSchema
-
-    A = OpSchema.AttrType
-    P = OpSchema.FormalParameter
-    resize = OpSchema(
-        RESIZE_OP_TYPE, DOMAIN, _DOMAIN_VERSION, "twinops resize (ONNX Resize-19 or F.interpolate arithmetic)",
-        inputs=[P("X", "T"), P("sizes", "tensor(int64)")],
-        outputs=[P("Y", "T")],
-        type_constraints=[("T", _FLOAT_TYPES, "floating input and output")],
-        attributes=[
-            OpSchema.Attribute("mode", A.STRING, required=True),
-            OpSchema.Attribute("coordinate_transformation_mode", A.STRING, required=True),
-            OpSchema.Attribute("nearest_mode", A.STRING, required=True),
-            OpSchema.Attribute("cubic_coeff_a", A.FLOAT, required=True),
-            OpSchema.Attribute("exclude_outside", A.INT, required=True),
-            OpSchema.Attribute("antialias", A.INT, required=True),
-            OpSchema.Attribute("scales", A.FLOATS, required=True),
-            OpSchema.Attribute("roi", A.FLOATS, required=True),
-            OpSchema.Attribute("extrapolation_value", A.FLOAT, required=True),
-            OpSchema.Attribute("pytorch", A.INT, required=True),
-            OpSchema.Attribute("tensorrt_plugin_shape_input_indices", A.INTS, required=True),
-            OpSchema.Attribute("plugin_version", A.STRING, required=True),
-            OpSchema.Attribute("plugin_namespace", A.STRING, required=True),
-        ],
-    )
-    dynamic = OpSchema(
-        DYNAMIC_RESIZE_OP_TYPE, DOMAIN, _DOMAIN_VERSION, "bicubic resize to size_tensor.shape[-2:] (MMDeploy)",
-        inputs=[P("input", "T"), P("size_tensor", "T1")],
-        outputs=[P("output", "T")],
-        type_constraints=[("T", _FLOAT_TYPES, "floating input and output"),
-                          ("T1", _FLOAT_TYPES + ["tensor(int64)", "tensor(int32)", "tensor(uint8)", "tensor(bool)"],
-                           "any size_tensor (only its shape is read)")],
-        attributes=[OpSchema.Attribute("align_corners", A.INT, required=True),
-                    OpSchema.Attribute("plugin_version", A.STRING, required=True),
-                    OpSchema.Attribute("plugin_namespace", A.STRING, required=True)],
-    )
-    return resize, dynamic
-
 
 
 def _refuse_float_size(value, axis: str) -> None:
@@ -354,10 +282,8 @@ def _build_translation_table() -> Dict[Any, Any]:
     from onnxscript import ir
     from onnxscript import opset18 as op
 
-    resize_schema, dynamic_schema = _schemas()
-    opset = onnxscript.values.Opset(DOMAIN, _DOMAIN_VERSION)
-    resize_op = onnxscript.values.Op(opset, RESIZE_OP_TYPE, resize_schema)
-    dynamic_op = onnxscript.values.Op(opset, DYNAMIC_RESIZE_OP_TYPE, dynamic_schema)
+    resize_op = N.onnxscript_op(RESIZE_NODE)
+    dynamic_op = N.onnxscript_op(DYNAMIC_NODE)
 
     def _static(v) -> bool:
         return isinstance(v, (int, np.integer))
@@ -367,9 +293,8 @@ def _build_translation_table() -> Dict[Any, Any]:
             return op.Constant(value=ir.tensor(attrs["value"]))
         return getattr(op, op_type)(*inputs, **attrs)
 
-    def twinops_resize(input, output_size, mode: str, coordinate_transformation_mode: str, nearest_mode: str,
-                       cubic_coeff_a: float, exclude_outside: int, antialias: int, scales: Sequence[float],
-                       roi: Sequence[float], extrapolation_value: float, pytorch: int):
+    def twinops_resize(a: dict):
+        input, output_size, scales, pytorch = a["input"], a["output_size"], a["scales"], a["pytorch"]
         shape = input.shape
         in_hw = [shape[d] if shape is not None and isinstance(shape[d], int) else None for d in (2, 3)]
         out = [int(v) if _static(v) else v for v in output_size]
@@ -391,18 +316,14 @@ def _build_translation_table() -> Dict[Any, Any]:
                          for i, (v, r) in enumerate(zip(out, recompute))]
         else:
             sizes = out  # ints and INT64 scalars: the exporter concatenates them into a 1-D int64 tensor
-        return resize_op(input, sizes, mode=mode, coordinate_transformation_mode=coordinate_transformation_mode,
-                         nearest_mode=nearest_mode, cubic_coeff_a=float(cubic_coeff_a),
-                         exclude_outside=int(exclude_outside), antialias=int(antialias), scales=node_scales,
-                         roi=[float(r) for r in roi], extrapolation_value=float(extrapolation_value),
-                         pytorch=int(pytorch), tensorrt_plugin_shape_input_indices=[1], **_plugin_attributes())
+        return resize_op(input, sizes, **N.node_attributes(RESIZE_NODE, {**a, "scales": node_scales}))
 
-    def twinops_dynamic_resize(input, size_tensor, align_corners: int):
-        return dynamic_op(input, size_tensor, align_corners=int(align_corners), **_plugin_attributes())
+    def twinops_dynamic_resize(a: dict):
+        return dynamic_op(a["input"], a["size_tensor"], **N.node_attributes(DYNAMIC_NODE, a))
 
     return {
-        torch.ops.twinops.resize.default: twinops_resize,
-        torch.ops.twinops.dynamic_resize.default: twinops_dynamic_resize,
+        torch.ops.twinops.resize.default: N.translation(RESIZE_NODE, twinops_resize),
+        torch.ops.twinops.dynamic_resize.default: N.translation(DYNAMIC_NODE, twinops_dynamic_resize),
     }
 
 
@@ -630,45 +551,32 @@ def _onnx_resize(x: np.ndarray, sizes, mode, ctm, nearest_mode, cubic_coeff_a, e
     return result
 
 
+def twinops_resize_reference(X, sizes, **a):
+    """onnx.reference kernel of twinops::TwinopsResize; ``a``: the node's attributes (RESIZE_NODE's,
+    at their declared defaults when absent)."""
+    sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
+    if len(sizes) != 2 or X.ndim != 4:
+        raise ValueError(f"TwinopsResize: expects 4-D X and 2 sizes, got {X.shape} and {sizes}")
+    mode, ctm, a_cubic = a["mode"], a["coordinate_transformation_mode"], float(a["cubic_coeff_a"])
+    scales = [float(s) for s in a["scales"]]
+    if a["pytorch"]:
+        y = _aten_resize(X, sizes, mode, ctm, a_cubic, int(a["antialias"]), scales)
+    else:
+        y = _onnx_resize(X, sizes, mode, ctm, a["nearest_mode"], a_cubic, int(a["exclude_outside"]),
+                         int(a["antialias"]), scales, [float(r) for r in a["roi"]], float(a["extrapolation_value"]))
+    return (y.astype(X.dtype),)
+
+
+def dynamic_trt_resize_reference(input, size_tensor, align_corners, **_):
+    """onnx.reference kernel of twinops::DynamicTRTResize (bicubic A=-0.75, ATen arithmetic)."""
+    out = list(np.shape(size_tensor)[-2:])
+    y = _aten_resize(input, out, "cubic", "align_corners" if align_corners else "half_pixel", -0.75, 0, [0.0, 0.0])
+    return (y.astype(input.dtype),)
+
+
 def _build_reference_ops() -> list:
-    from onnx.reference.op_run import OpRun
-
-    class TwinopsResize(OpRun):
-        """onnx.reference kernel of twinops::TwinopsResize."""
-
-        op_domain = DOMAIN
-
-        def _run(self, X, sizes, mode=None, coordinate_transformation_mode=None, nearest_mode=None,
-                 cubic_coeff_a=None, exclude_outside=None, antialias=None, scales=None, roi=None,
-                 extrapolation_value=None, pytorch=None, tensorrt_plugin_shape_input_indices=None, **_):
-            sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
-            if len(sizes) != 2 or X.ndim != 4:
-                raise ValueError(f"TwinopsResize: expects 4-D X and 2 sizes, got {X.shape} and {sizes}")
-            mode = mode or "nearest"
-            ctm = coordinate_transformation_mode or "half_pixel"
-            a = -0.75 if cubic_coeff_a is None else float(cubic_coeff_a)
-            scales = [0.0, 0.0] if scales is None else [float(s) for s in scales]
-            roi = [0.0, 0.0, 1.0, 1.0] if roi is None else [float(r) for r in roi]
-            if pytorch:
-                y = _aten_resize(X, sizes, mode, ctm, a, int(antialias or 0), scales)
-            else:
-                y = _onnx_resize(X, sizes, mode, ctm, nearest_mode or "round_prefer_floor", a,
-                                 int(exclude_outside or 0), int(antialias or 0), scales, roi,
-                                 float(extrapolation_value or 0.0))
-            return (y.astype(X.dtype),)
-
-    class DynamicTRTResize(OpRun):
-        """onnx.reference kernel of twinops::DynamicTRTResize (bicubic A=-0.75, ATen arithmetic)."""
-
-        op_domain = DOMAIN
-
-        def _run(self, input, size_tensor, align_corners=None, **_):
-            out = list(np.shape(size_tensor)[-2:])
-            y = _aten_resize(input, out, "cubic", "align_corners" if align_corners else "half_pixel", -0.75, 0,
-                             [0.0, 0.0])
-            return (y.astype(input.dtype),)
-
-    return [TwinopsResize, DynamicTRTResize]
+    return [N.reference_op(node, node.reference) for node in N.unique_nodes(registered().values())
+            if node.reference is not None]
 
 
 def onnx_reference_ops() -> list:

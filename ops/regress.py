@@ -62,15 +62,20 @@ def _seed(op: str, label: str) -> int:
 
 
 def compute(op: str, device: str = "cpu") -> Dict[str, dict]:
-    """``{key: {"output": float64 array, "meta": dict}}`` for every regress case of ``op``."""
+    """``{key: {"output": float64 array, "meta": dict}}`` for every regress case of ``op``
+    (``meta``: shape, or one shape per input; kwargs; input_sha256 of the inputs' float64 bytes)."""
     spec = specs.get(op)
     out = {}
-    for label, shape, kw in spec.regress_cases:
+    for label, shapes, kw in spec.regress_cases:
+        shapes = spec.shapes(shapes)
         for dtype in REGRESS_DTYPES:
-            x = random_input(shape, dtype, seed=_seed(op, label))
-            y = spec.fn(x.to(device), **kw).detach().cpu().double().numpy()
-            digest = hashlib.sha256(x.double().numpy().tobytes()).hexdigest()[:16]
-            out[_key(label, dtype)] = dict(output=y, meta=dict(shape=list(shape), kwargs=kw, input_sha256=digest))
+            # input i from seed + i: a one-input op's data and checksum are what they always were
+            xs = [random_input(s, dtype, seed=_seed(op, label) + i) for i, s in enumerate(shapes)]
+            y = spec.fn(*(x.to(device) for x in xs), **kw).detach().cpu().double().numpy()
+            digest = hashlib.sha256(b"".join(x.double().numpy().tobytes() for x in xs)).hexdigest()[:16]
+            # the one-input format stores the shape itself, a several-input case the list of shapes
+            shape = list(shapes[0]) if len(shapes) == 1 else [list(s) for s in shapes]
+            out[_key(label, dtype)] = dict(output=y, meta=dict(shape=shape, kwargs=kw, input_sha256=digest))
     return out
 
 

@@ -17,14 +17,16 @@ import math
 import numbers
 import re
 import struct
-from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
+from .opdef import attrs_class, check_arg, check_tensor, schema
+from .resize_def import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_NODE, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
+                         INTERPOLATE_MODES, LENGTH_MAX, NEAREST_MODES, ONNX_MODES, RESIZE, RESIZE_NODE)
 
 __all__ = [
     "interpolate",
@@ -40,53 +42,14 @@ __all__ = [
     "NEAREST_MODES",
 ]
 
-INTERPOLATE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
-ONNX_MODES = ("nearest", "linear", "cubic")
-COORDINATE_MODES = (
-    "half_pixel",
-    "pytorch_half_pixel",
-    "align_corners",
-    "asymmetric",
-    "half_pixel_symmetric",
-    "tf_crop_and_resize",
-)
-NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
+ResizeAttrs = attrs_class("ResizeAttrs", RESIZE_NODE, """The op's attributes (ONNX Resize names; exported verbatim as node attributes).
 
-
-@dataclass(frozen=True)
-class ResizeAttrs:
-    """The op's attributes (ONNX Resize names; exported verbatim as node attributes).
-
-    ``scales`` is per axis (H, W). With ``pytorch=1`` it is F.interpolate's scale factor
-    (0 = none given: the kernel uses in/out); with ``pytorch=0`` it is the ONNX scale
-    (0 = derived from the sizes as out/in). ``roi`` is (h_start, w_start, h_end, w_end).
-    """
-
-    mode: str = "nearest"
-    coordinate_transformation_mode: str = "half_pixel"
-    nearest_mode: str = "round_prefer_floor"
-    cubic_coeff_a: float = -0.75
-    exclude_outside: int = 0
-    antialias: int = 0
-    scales: tuple = (0.0, 0.0)
-    roi: tuple = (0.0, 0.0, 1.0, 1.0)
-    extrapolation_value: float = 0.0
-    pytorch: int = 0
-
-    def op_args(self) -> tuple:
-        return (
-            self.mode,
-            self.coordinate_transformation_mode,
-            self.nearest_mode,
-            float(self.cubic_coeff_a),
-            int(self.exclude_outside),
-            int(self.antialias),
-            [float(s) for s in self.scales],
-            [float(r) for r in self.roi],
-            float(self.extrapolation_value),
-            int(self.pytorch),
-        )
+    One field per attribute of ``twinops.resize_def.RESIZE_NODE``, with its default; ``op_args()``
+    gives them in the op's argument order. ``scales`` is per axis (H, W). With ``pytorch=1`` it is
+    F.interpolate's scale factor (0 = none given: the kernel uses in/out); with ``pytorch=0`` it
+    is the ONNX scale (0 = derived from the sizes as out/in). ``roi`` is (h_start, w_start, h_end,
+    w_end).
+    """, __name__)
 
 
 # ---------------------------------------------------------------------------------------
@@ -111,29 +74,24 @@ def _hints(sizes) -> list:
     return out
 
 
+# The fake kernels take the node's attributes as ``*attrs`` (RESIZE_NODE's order, = the schema's).
 @torch.library.register_fake("twinops::resize")
-def _resize_fake(input, output_size, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-                 exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+def _resize_fake(input, output_size, *attrs):
     # The C++ kernels' own checks (csrc/torch/resize.cpp), so meta / fake calls reject
     # exactly what the CPU and CUDA kernels reject, with the same message.
-    torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(output_size), mode,
-                                    coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
-                                    antialias, scales, roi, extrapolation_value, pytorch)
+    torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(output_size), *attrs)
     shape = (input.shape[0], input.shape[1], output_size[0], output_size[1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
 
 
 @torch.library.register_fake("twinops::resize_backward")
-def _resize_backward_fake(grad_output, input_size, mode, coordinate_transformation_mode, nearest_mode,
-                          cubic_coeff_a, exclude_outside, antialias, scales, roi, extrapolation_value, pytorch):
+def _resize_backward_fake(grad_output, input_size, *attrs):
     grad_shape, in_size = _hints(grad_output.shape), _hints(input_size)
     # N and C must agree; a symbolic one cannot be compared here (its hint may differ).
     for d in range(min(2, len(grad_shape), len(in_size))):
         if not (isinstance(grad_output.shape[d], int) and isinstance(input_size[d], int)):
             grad_shape[d] = in_size[d]
-    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, mode,
-                                    coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
-                                    antialias, scales, roi, extrapolation_value, pytorch)
+    torch.ops.twinops._resize_check("resize_backward", grad_shape, grad_output.dtype, in_size, *attrs)
     return grad_output.new_empty(tuple(input_size)).contiguous(memory_format=_suggest_format(grad_output))
 
 
@@ -165,20 +123,16 @@ def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs, who: st
 # ---------------------------------------------------------------------------------------
 
 def _check_input(input, who: str) -> None:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{who}: input must be a torch.Tensor, got {type(input).__name__}")
-    if input.dim() != 4:
-        raise ValueError(f"{who}: input must be a 4-D (N, C, H, W) tensor, got {input.dim()}-D "
-                         f"with shape {tuple(input.shape)}")
-    if input.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        raise TypeError(f"{who}: input must be float32, float64, float16 or bfloat16, got {input.dtype}")
+    check_tensor(INPUT, input, who)  # type, rank and dtype: the declaration's generic messages
     hw = tuple(input.shape[2:])
     if any(isinstance(v, int) and not 1 <= v <= LENGTH_MAX for v in hw):
         raise ValueError(f"{who}: input H and W must be in [1, 2^31 - 1], got shape {tuple(input.shape)}")
 
 
-# The kernels' largest length along H or W (int32 table indices).
-LENGTH_MAX = 2**31 - 1
+def _check_args(op, who: str, **values) -> None:
+    """The declared keyword arguments of ``op`` (type, choices), in declaration order."""
+    for a in op.args:
+        check_arg(a, values[a.name], who)
 
 
 def _check_lengths(out, name: str, who: str, what=lambda: "") -> None:
@@ -239,15 +193,10 @@ def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, re
                       who: str = "twinops.interpolate"):
     """Validates F.interpolate arguments; returns (output_size, ResizeAttrs)."""
     _check_input(input, who)
-    if mode not in INTERPOLATE_MODES:
-        raise ValueError(f"{who}: mode must be one of {', '.join(INTERPOLATE_MODES)} for 4-D input, "
-                         f"got {mode!r}")
-    if align_corners is not None:
-        if mode not in ("bilinear", "bicubic"):
-            raise ValueError(f"{who}: align_corners can only be set with mode 'bilinear' or 'bicubic', "
-                             f"got mode={mode!r}")
-        if not isinstance(align_corners, bool):
-            raise TypeError(f"{who}: align_corners must be a bool, got {type(align_corners).__name__}")
+    _check_args(INTERPOLATE, who, mode=mode, align_corners=align_corners)
+    if align_corners is not None and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"{who}: align_corners can only be set with mode 'bilinear' or 'bicubic', "
+                         f"got mode={mode!r}")
     align = bool(align_corners)
     if antialias and mode not in ("bilinear", "bicubic"):
         raise ValueError(f"{who}: antialias=True needs mode 'bilinear' or 'bicubic', got mode={mode!r}")
@@ -365,23 +314,11 @@ def _resize_plan(input: Tensor, roi, scales, sizes, antialias, axes, coordinate_
                  who: str = "twinops.resize"):
     """Validates ONNX Resize-19 arguments; returns (output_size, ResizeAttrs)."""
     _check_input(input, who)
-    if mode not in ONNX_MODES:
-        raise ValueError(f"{who}: mode must be one of {', '.join(ONNX_MODES)}, got {mode!r}")
-    if coordinate_transformation_mode not in COORDINATE_MODES:
-        raise ValueError(f"{who}: coordinate_transformation_mode must be one of "
-                         f"{', '.join(COORDINATE_MODES)}, got {coordinate_transformation_mode!r}")
-    if nearest_mode not in NEAREST_MODES:
-        raise ValueError(f"{who}: nearest_mode must be one of {', '.join(NEAREST_MODES)}, got {nearest_mode!r}")
-    if keep_aspect_ratio_policy not in ASPECT_POLICIES:
-        raise ValueError(f"{who}: keep_aspect_ratio_policy must be one of "
-                         f"{', '.join(ASPECT_POLICIES)}, got {keep_aspect_ratio_policy!r}")
-    for name, v in (("antialias", antialias), ("exclude_outside", exclude_outside)):
-        if v not in (0, 1, True, False):
-            raise ValueError(f"{who}: {name} must be 0 or 1, got {v!r}")
+    _check_args(RESIZE, who, mode=mode, coordinate_transformation_mode=coordinate_transformation_mode,
+                nearest_mode=nearest_mode, keep_aspect_ratio_policy=keep_aspect_ratio_policy, antialias=antialias,
+                exclude_outside=exclude_outside, cubic_coeff_a=cubic_coeff_a, extrapolation_value=extrapolation_value)
     if antialias and mode == "nearest":
         raise ValueError(f"{who}: antialias=1 is not defined for mode 'nearest'")
-    if not _finite(float(cubic_coeff_a)):
-        raise ValueError(f"{who}: cubic_coeff_a must be finite, got {cubic_coeff_a!r}")
 
     rank = 4
     scales_l = _to_list(scales, "scales", who)
@@ -547,7 +484,7 @@ def _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformatio
 # DynamicTRTResize (the classic size_tensor contract)
 # ---------------------------------------------------------------------------------------
 
-torch.library.define("twinops::dynamic_resize", "(Tensor input, Tensor size_tensor, int align_corners) -> Tensor")
+torch.library.define(DYNAMIC_NODE.torch_op, schema(DYNAMIC_NODE.torch_op, DYNAMIC_RESIZE.inputs, DYNAMIC_NODE.attrs))
 _DYNAMIC_OP = "torch.ops.twinops.dynamic_resize"
 
 
@@ -563,9 +500,12 @@ def _dynamic_resize_impl(input, size_tensor, align_corners):
 
 @torch.library.register_fake("twinops::dynamic_resize")
 def _dynamic_resize_fake(input, size_tensor, align_corners):
-    if input.dim() != 4 or size_tensor.dim() < 2:
-        raise RuntimeError(f"{_DYNAMIC_OP}: input must be 4-D and size_tensor at least 2-D, got "
-                           f"{tuple(input.shape)} and {tuple(size_tensor.shape)}")
+    for t, value in zip(DYNAMIC_RESIZE.inputs, (input, size_tensor)):
+        if not t.accepts_rank(value.dim()):  # the declaration's ranks; the message of the op's own errors
+            try:
+                check_tensor(t, value, _DYNAMIC_OP)
+            except (TypeError, ValueError) as e:
+                raise RuntimeError(str(e)) from None
     try:
         torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(size_tensor.shape[-2:]),
                                         *_dynamic_attrs(align_corners).op_args())
@@ -605,11 +545,7 @@ def dynamic_resize(input: Tensor, size_tensor: Tensor, align_corners: bool = Fal
 
 def _dynamic_resize(input, size_tensor, align_corners, who):
     _check_input(input, who)
-    if not isinstance(size_tensor, Tensor):
-        raise TypeError(f"{who}: size_tensor must be a torch.Tensor, got {type(size_tensor).__name__}")
-    if size_tensor.dim() < 2:
-        raise ValueError(f"{who}: size_tensor must have at least 2 dims (its last two are the output "
-                         f"H, W), got shape {tuple(size_tensor.shape)}")
+    check_tensor(DYNAMIC_RESIZE.input("size_tensor"), size_tensor, who)
     if size_tensor.device != input.device:
         raise ValueError(f"{who}: size_tensor is on {size_tensor.device} but input is on "
                          f"{input.device}; both must be on the same device")
@@ -617,8 +553,7 @@ def _dynamic_resize(input, size_tensor, align_corners, who):
         if isinstance(v, int) and v <= 0:
             raise ValueError(f"{who}: size_tensor's last two dims (the output size) must be positive, "
                              f"got {tuple(size_tensor.shape[-2:])}")
-    if not isinstance(align_corners, bool):
-        raise TypeError(f"{who}: align_corners must be a bool, got {type(align_corners).__name__}")
+    _check_args(DYNAMIC_RESIZE, who, align_corners=align_corners)
     _check_lengths(tuple(size_tensor.shape[-2:]), "size_tensor", who, lambda: "last two dims ")
     try:
         return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
@@ -648,9 +583,8 @@ class Interpolate(torch.nn.Module):
                 f"align_corners={self.align_corners}, antialias={self.antialias}")
 
 
-_RESIZE_DEFAULTS = dict(antialias=0, axes=None, coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
-                        exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
-                        mode="nearest", nearest_mode="round_prefer_floor")
+# resize's keyword arguments and their defaults: the declared ones, and axes (checked by _resize_plan)
+_RESIZE_DEFAULTS = dict(sorted({**{a.name: a.default for a in RESIZE.args}, "axes": None}.items()))
 
 
 class Resize(torch.nn.Module):

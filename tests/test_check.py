@@ -209,3 +209,45 @@ def test_a_user_registered_op_is_checked(tmp_path, monkeypatch, capsys):
     assert spec.tolerance(torch.float32) == twinops.testing.TOLERANCES[torch.float32]
     with pytest.raises(ValueError, match="no tolerance for dtype torch.int32"):
         spec.tolerance(torch.int32)
+
+
+def test_a_two_input_op_is_checked_and_replayed(tmp_path, monkeypatch, capsys):
+    # dynamic_resize: (input, size_tensor) drawn together; a failure writes both inputs and replays them.
+    argv = ["--ops", "dynamic_resize", "--examples", "2", "--dtypes", "float32", "--no-progress", "--out", str(tmp_path)]
+    assert check.main(argv) == 0
+    spec = specs.get("dynamic_resize")
+    assert spec.inputs == ("input", "size_tensor")
+    real = spec.fn
+    monkeypatch.setattr(spec, "fn", lambda x, s, **kw: real(x, s, **kw) * 1.01)
+    assert check.main(argv + ["--backends", "torch-cpu", "--fail-fast"]) == 1
+    (repro,) = tmp_path.glob("dynamic_resize-*.npz")
+    with np.load(repro) as f:
+        meta = json.loads(str(f["meta"]))
+        assert sorted(k for k in f.files if k.startswith("input")) == ["input", "input1"]
+        assert list(f["input1"].shape) == meta["shapes"][1]
+    case, _ = check.read_reproducer(str(repro))
+    assert case.shapes == tuple(tuple(s) for s in meta["shapes"]) and len(case.xs()) == 2
+    assert check.main(["--replay", str(repro), "--no-progress", "--out", str(tmp_path / "again")]) == 1
+    monkeypatch.setattr(spec, "fn", real)
+    assert check.main(["--replay", str(repro), "--no-progress", "--out", str(tmp_path / "again")]) == 0
+
+
+def test_replay_of_a_one_input_reproducer_without_shapes(tmp_path, monkeypatch):
+    # The format before several inputs: meta "shape" and one "input" entry.
+    x = np.random.default_rng(0).normal(size=(1, 2, 4, 5))
+    meta = dict(op="interpolate", dtype="float32", shape=[1, 2, 4, 5], kwargs={"mode": "bilinear", "size": [3, 7]},
+                index=0, origin="edge", input_seed=0, backend="torch-cpu", against="reference", atol=None, rtol=None,
+                check_error_stat="elemwise", error_quantile=0.99, error="")
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, input=x, meta=np.array(json.dumps(meta)))
+    case, _ = check.read_reproducer(str(old))
+    assert case.shapes == ((1, 2, 4, 5),) and case.kwargs["size"] == (3, 7)
+    assert check.main(["--replay", str(old), "--no-progress", "--out", str(tmp_path)]) == 0
+    # a reproducer whose input count does not fit the op: one line, exit 2
+    meta.update(op="dynamic_resize")
+    np.savez_compressed(old, input=x, meta=np.array(json.dumps(meta)))
+    with pytest.raises(check.BadFile, match="op 'dynamic_resize' takes 2 inputs .*the reproducer holds 1"):
+        check.read_reproducer(str(old))
+    with pytest.raises(SystemExit) as e:
+        check.main(["--replay", str(old)])
+    assert e.value.code == 2

@@ -46,3 +46,39 @@ def test_help_lists_commands(capsys):
     assert entry.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert all(c in out for c in ("check", "regress", "table"))
+
+
+def test_ops_lists_every_registered_op_with_its_faces(capsys):
+    from twinops import opdef
+
+    assert entry.main(["ops", "--plain"]) == 0
+    out = capsys.readouterr().out
+    for op in opdef.registered().values():
+        line = next(l for l in out.splitlines() if l.startswith(op.name + " "))
+        assert op.node.op_type in line and op.node.torch_op in line
+        assert all(c.name in out for c in op.plugins)
+    assert "DynamicTRTResize 1: v3, legacy: v2" in out and "twinops.dynamic_resize(input, size_tensor, ...)" in out
+
+
+def test_ops_json_is_the_same_registry(capsys):
+    import json
+
+    from twinops import opdef
+
+    assert entry.main(["ops", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in doc] == list(opdef.registered())
+    dyn = next(d for d in doc if d["name"] == "dynamic_resize")
+    assert dyn["inputs"] == ["input", "size_tensor"] and dyn["onnx"] == {
+        "op_type": "DynamicTRTResize", "domain": "twinops", "attributes": {"align_corners": "INT"}}
+    assert dyn["torch_ops"] == ["twinops::dynamic_resize", "twinops::resize_backward"]
+    interp = next(d for d in doc if d["name"] == "interpolate")
+    bicubic = next(p for p in interp["plugins"] if p["name"] == "TRTBicubicInterpolate")
+    assert bicubic["fields"] == ["scale_factor", "align_corners"] and bicubic["versions"] == {"1": "v3", "legacy": "v2"}
+    assert interp["dtypes"] == ["float32", "float16", "bfloat16", "float64"]
+
+
+def test_ops_bad_option_exits_2_with_one_line():
+    r = subprocess.run([sys.executable, "-m", "twinops", "ops", "--frobnicate"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == "python -m twinops ops: error: unrecognized arguments: --frobnicate"

@@ -8,14 +8,15 @@
   stricter allclose rule: :func:`assert_close`.
 * References and tolerances of the resize ops: :data:`TOLERANCES`, :func:`interpolate_reference`,
   :func:`onnx_reference`, :func:`onnx_reference_is_unstable`.
-* Op specs for ``python -m twinops check`` / ``regress``: :class:`OpSpec`, :func:`register`.
+* Op specs for ``python -m twinops check`` / ``regress``: :class:`OpSpec`, :func:`register`
+  (every op declared in ``twinops.opdef`` has one: :func:`from_opdef`).
 * pytest plugin: add ``pytest_plugins = ["twinops.testing.pytest_plugin"]`` to your conftest.py
   (markers ``cuda``, ``trt_headers``, ``tensorrt``, ``slow`` with automatic skip reasons;
   Hypothesis profiles ``ci``/``dev``/``thorough`` chosen by ``TWINOPS_HYPOTHESIS_PROFILE``).
 """
 from .compare import STATS, Comparison, assert_close, assert_parity, compare, report
 from .resize_ref import TOLERANCES, interpolate_reference, onnx_reference, onnx_reference_is_unstable
-from .specs import OpSpec, get, register, registered
+from .specs import OpSpec, from_opdef, get, register, registered
 from .strategies import (
     FLOAT_DTYPES,
     dtypes,
@@ -32,7 +33,7 @@ from .strategies import (
 __all__ = [
     "STATS", "Comparison", "assert_close", "assert_parity", "compare", "report",
     "TOLERANCES", "interpolate_reference", "onnx_reference", "onnx_reference_is_unstable",
-    "OpSpec", "get", "register", "registered",
+    "OpSpec", "from_opdef", "get", "register", "registered",
     "FLOAT_DTYPES", "dtypes", "interpolate_attrs", "interpolate_configs", "nchw_shapes", "onnx_configs",
     "onnx_resize_attrs", "random_input", "scale_factors", "size_or_scale",
 ]

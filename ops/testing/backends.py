@@ -1,8 +1,9 @@
 """The backends ``twinops check`` compares: where an op can run, and why one is missing.
 
-Every backend takes the CPU input (already in the case's dtype) and returns
-``{output name: CPU tensor}``. Backends that need an exported graph export the op's module
-with the TorchScript exporter (fast, static shapes: one graph per case).
+Every backend takes the CPU inputs (a list, one tensor per input of the op, already in the
+case's dtype) and returns ``{output name: CPU tensor}``. Backends that need an exported graph
+export the op's module with the TorchScript exporter (fast, static shapes: one graph per case),
+its inputs named as the spec names them.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class Unsupported(Exception):
 
 @dataclass
 class Backend:
-    """``name``; ``reason`` why it is missing (None: usable); ``run(spec, x_cpu, kwargs, out_shape)``."""
+    """``name``; ``reason`` why it is missing (None: usable); ``run(spec, inputs_cpu, kwargs, out_shape)``
+    with ``inputs_cpu`` a list of tensors and ``out_shape`` the reference's (first) output shape."""
 
     name: str
     reason: Optional[str]
@@ -52,23 +54,30 @@ def _outputs(spec, y) -> Dict[str, torch.Tensor]:
     return {name: t.detach().cpu() for name, t in zip(spec.outputs, ys)}
 
 
-def _torch_cpu(spec, x, kw, out_shape):
-    return _outputs(spec, spec.fn(x, **kw))
+def _torch_cpu(spec, xs, kw, out_shape):
+    return _outputs(spec, spec.fn(*xs, **kw))
 
 
-def _torch_cuda(spec, x, kw, out_shape):
-    return _outputs(spec, spec.fn(x.cuda(), **kw))
+def _torch_cuda(spec, xs, kw, out_shape):
+    return _outputs(spec, spec.fn(*(x.cuda() for x in xs), **kw))
 
 
-def export(spec, x: torch.Tensor, kw: dict):
-    """The op's module exported (TorchScript exporter) with example input ``x``: an onnx.ModelProto."""
+def _as_list(xs) -> list:
+    return [xs] if isinstance(xs, torch.Tensor) else list(xs)
+
+
+def export(spec, xs, kw: dict):
+    """The op's module exported (TorchScript exporter) with example inputs ``xs`` (a list, or one
+    tensor), named as ``spec.inputs``: an onnx.ModelProto."""
     import twinops
 
     if spec.module is None:
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
+    xs = _as_list(xs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = twinops.export_onnx(spec.module(**kw).eval(), (x,), dynamo=False, input_names=["input"])
+        model = twinops.export_onnx(spec.module(**kw).eval(), tuple(xs), dynamo=False,
+                                    input_names=list(spec.inputs)[:len(xs)])
     narrowed = [str(w.message) for w in caught if "not representable in float32" in str(w.message)]
     if narrowed:
         # A documented export limitation, not a kernel mismatch: the graph computes another scale.
@@ -90,43 +99,47 @@ def node_attributes(model, op_type: str = "TwinopsResize") -> dict:
     return attrs
 
 
-def _onnx_reference(spec, x, kw, out_shape):
+def _onnx_reference(spec, xs, kw, out_shape):
     from onnx.reference import ReferenceEvaluator
 
     import twinops
 
     # The graph is evaluated in float64 on the case's (dtype-rounded) input values: this backend
     # checks the exported node and its attributes, not a low-precision arithmetic.
-    x64 = x.double()
+    x64 = [x.double() for x in xs]
     model = export(spec, x64, kw)
-    ys = ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {"input": x64.numpy()})
+    graph_inputs = {i.name for i in model.graph.input}
+    feeds = {n: x.numpy() for n, x in zip(spec.inputs, x64) if n in graph_inputs}  # an unread input may be pruned
+    ys = ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, feeds)
     return _outputs(spec, tuple(torch.from_numpy(y) for y in ys))
 
 
-def _no_float64(x, what: str) -> None:
-    if x.dtype == torch.float64:
+def _no_float64(xs, what: str) -> None:
+    if any(x.dtype == torch.float64 for x in xs):
         raise Unsupported(f"{what} has no float64 I/O (TensorRT tensors are float32/float16/bfloat16)")
 
 
-def _plugin_host(spec, x, kw, out_shape):
+def _plugin_host(spec, xs, kw, out_shape):
     plugin_host = importlib.import_module("twinops.plugin_host")  # sys.modules first: replaceable in tests
 
-    _no_float64(x, "the plugin host")
-    attrs = node_attributes(export(spec, x.float(), kw))
-    y = plugin_host.run_resize(x.cuda(), attrs, sizes=tuple(int(v) for v in out_shape[-2:]))
+    _no_float64(xs, "the plugin host")
+    attrs = node_attributes(export(spec, [x.float() for x in xs], kw), spec.node)
+    # run_resize builds the node's second input (sizes, or a size tensor) from the output size.
+    # TODO(issue 22): plugin_host.run_plugin(node, inputs, shape_inputs) once it exists.
+    y = plugin_host.run_resize(xs[0].cuda(), attrs, sizes=tuple(int(v) for v in out_shape[-2:]), plugin=spec.node)
     return _outputs(spec, y)
 
 
-def _tensorrt(spec, x, kw, out_shape):
+def _tensorrt(spec, xs, kw, out_shape):
     trt = importlib.import_module("twinops.trt")
 
     if spec.module is None:
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
-    _no_float64(x, "TensorRT")
-    xc = x.cuda()
+    _no_float64(xs, "TensorRT")
+    xc = [x.cuda() for x in xs]
     # The TorchScript exporter: static shapes, one engine per case, and much faster than dynamo.
-    runner = trt.export_and_build(spec.module(**kw).eval(), (xc,), dynamo=False)
-    out = runner(xc)
+    runner = trt.export_and_build(spec.module(**kw).eval(), tuple(xc), dynamo=False)
+    out = runner(*xc)
     return _outputs(spec, tuple(out.values()) if isinstance(out, dict) else out)
 
 

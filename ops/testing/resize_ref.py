@@ -19,6 +19,9 @@ TOLERANCES = {
     torch.float16: (2e-3, 2e-3),
     torch.bfloat16: (1.6e-2, 1.6e-2),
 }
+# onnx.reference computes cubic weights in float32 (its cubic_coeff_a is a float32 attribute):
+# float64 results can only be held to float32's tolerance against it.
+ONNX_TOLERANCES = {**TOLERANCES, torch.float64: TOLERANCES[torch.float32]}
 
 
 def _nearest_formula(x: torch.Tensor, out_hw, scales) -> torch.Tensor:
@@ -101,6 +104,19 @@ def onnx_reference(x: torch.Tensor, **kw) -> torch.Tensor:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
     (y,) = ReferenceEvaluator(model).run(None, feeds)
     return torch.from_numpy(np.asarray(y, dtype=np.float64))
+
+
+def dynamic_resize_reference(x: torch.Tensor, size_tensor: torch.Tensor, align_corners: bool = False) -> torch.Tensor:
+    """twinops.dynamic_resize's reference: F.interpolate to ``size_tensor.shape[-2:]``, bicubic,
+    in float64 (the short cut exceptions of :func:`interpolate_reference` apply)."""
+    return interpolate_reference(x, size=tuple(size_tensor.shape[-2:]), mode="bicubic", align_corners=align_corners)
+
+
+def onnx_unsuitable(shape, kw):
+    """Why ``twinops check`` skips a resize draw (None: it does not): see :func:`onnx_reference_is_unstable`."""
+    if onnx_reference_is_unstable(shape, kw):
+        return "onnx.reference picks a shifted tap window here (a source coordinate an ulp above an integer)"
+    return None
 
 
 def onnx_reference_is_unstable(shape, kw) -> bool:

@@ -91,6 +91,22 @@ def interpolate_configs(draw, max_hw: int = 12, max_out: int = 20, modes=INTERPO
     return shape, kw
 
 
+def interpolate_cases() -> st.SearchStrategy:
+    """:func:`interpolate_configs` with float32 scale factors: what ``twinops check`` draws for
+    interpolate (the graph backends, ONNX, plugin and TensorRT, then get the same scale)."""
+    return interpolate_configs(float32_scales=True)
+
+
+@st.composite
+def dynamic_resize_cases(draw, max_hw: int = 12, max_out: int = 20):
+    """``((input shape, size_tensor shape), {"align_corners": bool})`` for
+    ``twinops.dynamic_resize``; size_tensor has rank 2 to 4 and ends with (H_out, W_out)."""
+    shape = draw(nchw_shapes(max_c=3, max_hw=max_hw, max_elements=2 * 3 * max_hw * max_hw))
+    lead = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)))
+    out = (draw(st.integers(1, max_out)), draw(st.integers(1, max_out)))
+    return (shape, lead + out), {"align_corners": draw(st.booleans())}
+
+
 @st.composite
 def onnx_resize_attrs(draw, modes=ONNX_MODES, coords=COORDS):
     """ONNX Resize-19 attributes (mode, coordinate_transformation_mode and the ones that

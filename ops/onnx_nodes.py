@@ -1,0 +1,199 @@
+"""ONNX faces of a declared node (twinops.opdef.Node), for both torch exporters and onnx.reference.
+
+From a node's declaration come: its attributes as the exporters write them
+(:func:`node_attributes`: the declared attributes cast to their ONNX types, then
+``tensorrt_plugin_shape_input_indices`` where the node has shape inputs, then ``plugin_version`` /
+``plugin_namespace``), the TorchScript exporter's ``g.op`` call (:func:`ts_parse`, :func:`ts_node`),
+the onnx OpSchema and onnxscript op the dynamo exporter builds nodes with (:func:`onnx_schema`,
+:func:`onnxscript_op`), the translation function's typed signature (:func:`translation`) and an
+``onnx.reference`` kernel class (:func:`reference_op`). An op's export module supplies only what
+is special to it (e.g. how an output size becomes a ``sizes`` input). onnx and onnxscript are
+imported lazily. This module names no op.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Dict, List, Sequence
+
+import torch
+
+from .opdef import Node, resolve
+
+__all__ = ["PLUGIN_VERSION", "PLUGIN_NAMESPACE", "plugin_attributes", "node_attributes", "ts_parse", "ts_node",
+           "onnx_schema", "onnxscript_op", "translation", "reference_op"]
+
+# TensorRT's ONNX parser looks a plugin creator up by (op_type, plugin_version, plugin_namespace);
+# see plugin_attributes for why the nodes carry both explicitly.
+PLUGIN_VERSION = "1"
+PLUGIN_NAMESPACE = ""
+DOMAIN_VERSION = 1
+
+_TS_CODES = {"int": "i", "bool": "i", "float": "f", "str": "s", "ints": "is", "floats": "fs"}
+_TS_SUFFIX = {"INT": "i", "FLOAT": "f", "STRING": "s", "INTS": "i", "FLOATS": "f"}
+_ANNOTATIONS = {"int": int, "bool": int, "float": float, "str": str, "ints": Sequence[int], "floats": Sequence[float]}
+_ONNX_TENSOR_TYPES = {torch.float32: "tensor(float)", torch.float64: "tensor(double)",
+                      torch.float16: "tensor(float16)", torch.bfloat16: "tensor(bfloat16)",
+                      torch.int64: "tensor(int64)", torch.int32: "tensor(int32)", torch.uint8: "tensor(uint8)",
+                      torch.bool: "tensor(bool)"}
+
+
+def plugin_attributes() -> Dict[str, str]:
+    """``plugin_version`` and ``plugin_namespace`` node attributes, written explicitly on every node.
+
+    onnx-tensorrt's FallbackPluginImporter looks the creator up as ``(op_type,
+    plugin_version or "1", plugin_namespace or "")`` (release/8.6-GA ``builtin_op_importers.cpp``;
+    the 10.0 - 10.9 ``onnxOpImporters.cpp``). Newer parsers (their ``onnxOpCheckers.cpp`` and
+    importer, reported from 10.10 on, and 11.x) retry with the node's *domain* as the namespace
+    when that first lookup finds nothing. The twinops creators are registered in namespace ""
+    and the nodes live in domain ``twinops``: with both attributes explicit the first lookup is
+    ``(op_type, "1", "")`` on every parser and finds twinops' creator; the domain retry only runs
+    when no such creator is registered (the library not loaded), where it can only find a creator
+    someone registered under namespace "twinops". ``twinops.plugin_host`` selects by the same rule.
+    """
+    return {"plugin_version": PLUGIN_VERSION, "plugin_namespace": PLUGIN_NAMESPACE}
+
+
+def node_attributes(node: Node, values: dict) -> dict:
+    """``{name: value}`` of every attribute the exporters write on ``node``: the declared ones
+    (``values[name]``, cast to the attribute's type), ``tensorrt_plugin_shape_input_indices``
+    (INTS) when the node has shape inputs, and :func:`plugin_attributes`."""
+    out = {a.name: a.cast(values[a.name]) for a in node.attrs}
+    if node.shape_input_indices:
+        out["tensorrt_plugin_shape_input_indices"] = list(node.shape_input_indices)
+    out.update(plugin_attributes())
+    return out
+
+
+def attribute_types(node: Node) -> Dict[str, str]:
+    """``{name: ONNX attribute type name}`` of everything :func:`node_attributes` writes."""
+    types = {a.name: a.onnx_type for a in node.attrs}
+    if node.shape_input_indices:
+        types["tensorrt_plugin_shape_input_indices"] = "INTS"
+    types.update({k: "STRING" for k in plugin_attributes()})
+    return types
+
+
+# ---------------------------------------------------------------------------------------
+# TorchScript exporter
+# ---------------------------------------------------------------------------------------
+
+def ts_parse(node: Node, args: Sequence) -> dict:
+    """The symbolic's attribute arguments (``node.attrs`` order) as Python values."""
+    from torch.onnx import symbolic_helper as sh
+
+    if len(args) != len(node.attrs):
+        raise TypeError(f"{node.op_type} symbolic: expected {len(node.attrs)} attributes "
+                        f"({', '.join(a.name for a in node.attrs)}), got {len(args)}")
+    return {a.name: sh._parse_arg(v, _TS_CODES[a.type]) for a, v in zip(node.attrs, args)}
+
+
+def ts_node(g, node: Node, inputs: Sequence, values: dict):
+    """``g.op`` of ``node`` on ``inputs`` with :func:`node_attributes` (TorchScript's ``name_s/_f/_i``)."""
+    types = attribute_types(node)
+    attrs = {f"{k}_{_TS_SUFFIX[types[k]]}": v for k, v in node_attributes(node, values).items()}
+    return g.op(f"{node.domain}::{node.op_type}", *inputs, **attrs)
+
+
+# ---------------------------------------------------------------------------------------
+# dynamo exporter
+# ---------------------------------------------------------------------------------------
+
+def _type_constraints(node: Node):
+    """(formal type per input and output, type constraints): tensors with the same several dtypes
+    share one type variable, a single dtype is written directly, any dtype gets its own variable."""
+    shared: Dict[tuple, str] = {}
+    constraints, formal = [], []
+    for i, t in enumerate(node.inputs + node.outputs):
+        if len(t.dtypes) == 1:
+            formal.append(_ONNX_TENSOR_TYPES[t.dtypes[0]])
+            continue
+        key = t.dtypes or ("any", i)
+        if key not in shared:
+            shared[key] = "T" if not shared else f"T{len(shared)}"
+            kinds = t.dtypes or tuple(_ONNX_TENSOR_TYPES)
+            constraints.append((shared[key], [_ONNX_TENSOR_TYPES[d] for d in kinds],
+                                "any type (only the shape is read)" if not t.dtypes else "floating input and output"))
+        formal.append(shared[key])
+    return formal, constraints
+
+
+def onnx_schema(node: Node):
+    """The onnx ``OpSchema`` of ``node`` (not registered globally: onnxscript only needs it to build nodes)."""
+    from onnx.defs import OpSchema
+
+    formal, constraints = _type_constraints(node)
+    P = OpSchema.FormalParameter
+    n_in = len(node.inputs)
+    return OpSchema(
+        node.op_type, node.domain, DOMAIN_VERSION, node.doc,
+        inputs=[P(t.name, formal[i]) for i, t in enumerate(node.inputs)],
+        outputs=[P(t.name, formal[n_in + i]) for i, t in enumerate(node.outputs)],
+        type_constraints=constraints,
+        attributes=[OpSchema.Attribute(name, getattr(OpSchema.AttrType, kind), required=True)
+                    for name, kind in attribute_types(node).items()])
+
+
+def onnxscript_op(node: Node):
+    """An ``onnxscript.values.Op`` that builds ``node`` (call it with inputs and :func:`node_attributes`)."""
+    import onnxscript
+
+    return onnxscript.values.Op(onnxscript.values.Opset(node.domain, DOMAIN_VERSION), node.op_type, onnx_schema(node))
+
+
+def translation(node: Node, body: Callable) -> Callable:
+    """A dynamo translation function for ``node.torch_op`` that calls ``body(args)`` with
+    ``{argument name: value}`` of the torch op's schema.
+
+    The exporter reads which arguments are ONNX attributes from the function's annotations: the
+    node's attributes get their Python types (str, int, float, Sequence[...]); tensors and size
+    lists stay unannotated (inputs)."""
+    schema = _torch_schema(node)
+    types = {a.name: _ANNOTATIONS[a.type] for a in node.attrs}
+    params = [inspect.Parameter(arg.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                **({"annotation": types[arg.name]} if arg.name in types else {}))
+              for arg in schema.arguments]
+    signature = inspect.Signature(params)
+
+    def fn(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        return body(dict(bound.arguments))
+
+    fn.__signature__ = signature
+    fn.__annotations__ = {k: v for k, v in types.items() if k in signature.parameters}
+    fn.__name__ = fn.__qualname__ = node.torch_op.replace("::", "_")
+    return fn
+
+
+def _torch_schema(node: Node):
+    namespace, name = node.torch_op.split("::")
+    return getattr(getattr(torch.ops, namespace), name).default._schema
+
+
+# ---------------------------------------------------------------------------------------
+# onnx.reference
+# ---------------------------------------------------------------------------------------
+
+def reference_op(node: Node, run) -> type:
+    """An ``onnx.reference.op_run.OpRun`` subclass for ``node``: ``run(*inputs, **attributes)``
+    (``run`` or its lazy name) with absent attributes at their declared defaults; returns a tuple."""
+    from onnx.reference.op_run import OpRun
+
+    defaults = {a.name: a.default for a in node.attrs}
+
+    def _run(self, *inputs, **attrs):
+        values = {k: (attrs[k] if attrs.get(k) is not None else v) for k, v in defaults.items()}
+        out = resolve(run)(*inputs, **values)
+        return out if isinstance(out, tuple) else (out,)
+
+    return type(node.op_type, (OpRun,), {"op_domain": node.domain, "_run": _run,
+                                         "__doc__": f"onnx.reference kernel of {node.domain}::{node.op_type}."})
+
+
+def unique_nodes(ops) -> List[Node]:
+    """The distinct nodes of ``ops`` (OpDefs), in order of first appearance."""
+    seen, out = set(), []
+    for op in ops:
+        if op.node.op_type not in seen:
+            seen.add(op.node.op_type)
+            out.append(op.node)
+    return out
