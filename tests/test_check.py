@@ -149,20 +149,24 @@ def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monk
     import sys
     import types
 
+    import onnx
     import torch
 
     from twinops.resize import ResizeAttrs
 
     seen = []
 
-    def run_resize(x, attrs, sizes, *, plugin="TwinopsResize", interface=None):
-        seen.append((dict(attrs), tuple(sizes)))
+    def run_plugin(node, inputs, shape_inputs=None):
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+        sizes = shape_inputs[1]
+        seen.append((node.op_type, attrs, len(inputs), tuple(sizes)))
         fields = {k: v for k, v in attrs.items() if k in ResizeAttrs.__dataclass_fields__}
         a = ResizeAttrs(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-        return torch.ops.twinops.resize(x, list(sizes), *a.op_args())
+        return [torch.ops.twinops.resize(inputs[0], list(sizes), *a.op_args())]
 
     host = types.ModuleType("twinops.plugin_host")
-    host.unavailable_reason, host.run_resize = (lambda: None), run_resize
+    host.unavailable_reason, host.run_plugin = (lambda: None), run_plugin
     engine = types.ModuleType("twinops.trt")
     engine.unavailable_reason = lambda: None
     engine.export_and_build = lambda module, inputs, dynamic_shapes=None, dynamo=True: (
@@ -178,7 +182,9 @@ def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monk
     doc = json.loads(report.read_text())
     pairs = {(c["backend"], c["against"]) for c in doc["comparisons"]}
     assert {("plugin-host", "reference"), ("plugin-host", "torch-cpu"), ("tensorrt", "plugin-host")} <= pairs
-    assert seen and all(isinstance(a["mode"], str) and len(s) == 2 for a, s in seen)
+    # the exported TwinopsResize node, its one tensor input and its declared shape input (sizes)
+    assert seen and all(t == "TwinopsResize" and isinstance(a["mode"], str) and n == 1 and len(s) == 2
+                        for t, a, n, s in seen)
     # float64 has no TensorRT I/O: reported as skipped with the reason, not run
     assert any("float64 I/O" in s["reason"] for s in doc["skipped"])
     assert not any(c["backend"] in ("plugin-host", "tensorrt") and c["dtype"] == "float64" for c in doc["comparisons"])

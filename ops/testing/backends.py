@@ -85,20 +85,6 @@ def export(spec, xs, kw: dict):
     return model
 
 
-def node_attributes(model, op_type: str = "TwinopsResize") -> dict:
-    """The attributes of the (single) ``op_type`` node of ``model`` as Python values (str, not bytes)."""
-    import onnx
-
-    nodes = [n for n in model.graph.node if n.op_type == op_type]
-    if len(nodes) != 1:
-        raise RuntimeError(f"expected one {op_type} node in the exported graph, found {len(nodes)}")
-    attrs = {}
-    for a in nodes[0].attribute:
-        v = onnx.helper.get_attribute_value(a)
-        attrs[a.name] = v.decode() if isinstance(v, bytes) else (list(v) if isinstance(v, (list, tuple)) else v)
-    return attrs
-
-
 def _onnx_reference(spec, xs, kw, out_shape):
     from onnx.reference import ReferenceEvaluator
 
@@ -119,15 +105,70 @@ def _no_float64(xs, what: str) -> None:
         raise Unsupported(f"{what} has no float64 I/O (TensorRT tensors are float32/float16/bfloat16)")
 
 
+def _declared_node(op_type: str):
+    """The declaration (twinops.opdef.Node) of the ONNX node ``op_type``, or None."""
+    from .. import opdef
+
+    for op in opdef.registered().values():
+        if op.node.op_type == op_type:
+            return op.node
+    return None
+
+
+def plugin_call(model, op_type: str, feeds: Dict[str, torch.Tensor]):
+    """``(node, inputs, shape_inputs)`` for :func:`twinops.plugin_host.run_plugin` from the single
+    ``op_type`` node of an exported ``model``: each node input's value is the graph input of that
+    name in ``feeds``, a constant of the graph, or computed by ``onnx.reference`` from ``feeds``.
+    Inputs the op's declaration marks ``shape_input`` become ``shape_inputs`` (``{index: values}``:
+    TensorRT hands them to an IPluginV3 as values where the node lists them, to other plugins as
+    int tensors); the others are ``inputs``, in node order."""
+    import onnx
+    from onnx import numpy_helper
+
+    nodes = [n for n in model.graph.node if n.op_type == op_type]
+    if len(nodes) != 1:
+        raise RuntimeError(f"expected one {op_type} node in the exported graph, found {len(nodes)}")
+    node = nodes[0]
+    values = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            values[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    missing = [name for name in node.input if name and name not in feeds and name not in values]
+    if missing:  # computed in the graph (e.g. from input shapes): evaluate up to them
+        from onnx.reference import ReferenceEvaluator
+
+        import twinops
+
+        graph_inputs = {i.name for i in model.graph.input}
+        partial = onnx.ModelProto()
+        partial.CopyFrom(model)
+        del partial.graph.output[:]
+        partial.graph.output.extend(onnx.helper.make_empty_tensor_value_info(m) for m in missing)
+        got = ReferenceEvaluator(partial, new_ops=twinops.onnx_reference_ops()).run(
+            None, {k: v.detach().cpu().numpy() for k, v in feeds.items() if k in graph_inputs})
+        values.update(zip(missing, got))
+    declared = _declared_node(op_type)
+    shape_idx = set(declared.shape_input_indices) if declared is not None else set()
+    inputs, shape_inputs = [], {}
+    for i, name in enumerate(node.input):
+        if i in shape_idx:
+            v = feeds[name] if name in feeds else values[name]
+            shape_inputs[i] = [int(d) for d in (v.tolist() if isinstance(v, torch.Tensor) else v.reshape(-1))]
+        elif name in feeds:
+            inputs.append(feeds[name])
+        else:
+            inputs.append(torch.from_numpy(values[name].copy()))
+    return node, inputs, shape_inputs or None
+
+
 def _plugin_host(spec, xs, kw, out_shape):
     plugin_host = importlib.import_module("twinops.plugin_host")  # sys.modules first: replaceable in tests
 
     _no_float64(xs, "the plugin host")
-    attrs = node_attributes(export(spec, [x.float() for x in xs], kw), spec.node)
-    # run_resize builds the node's second input (sizes, or a size tensor) from the output size.
-    # TODO(issue 22): plugin_host.run_plugin(node, inputs, shape_inputs) once it exists.
-    y = plugin_host.run_resize(xs[0].cuda(), attrs, sizes=tuple(int(v) for v in out_shape[-2:]), plugin=spec.node)
-    return _outputs(spec, y)
+    model = export(spec, [x.float() for x in xs], kw)
+    node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
+    ys = plugin_host.run_plugin(node, [t.cuda() for t in inputs], shape_inputs)
+    return _outputs(spec, tuple(ys))
 
 
 def _tensorrt(spec, xs, kw, out_shape):
