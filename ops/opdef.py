@@ -189,12 +189,17 @@ class Creator:
             IPluginV2DynamicExt on 8.6) or ``"v2"`` (IPluginV2DynamicExt).
         fields: the PluginFields it declares, ``(name, type, length)`` with an :data:`ATTR_TYPES`
             type and 0 for "any length"; None: one field per node attribute, same names and types.
+        example: for a creator whose node the op's exporters do not write (a drop-in of another
+            toolkit's node): ``(node attributes, API keyword arguments)``, a node of this creator on
+            the inputs of the op's first :class:`Sample` and the API call it computes (the
+            conformance tests' plugin case). None: the op's exported node.
         doc: one line (e.g. which toolkit's node it replaces).
     """
 
     name: str
     versions: Dict[str, str] = field(default_factory=lambda: {"1": "v3", "legacy": "v2"})
     fields: Optional[Tuple[Tuple[str, str, int], ...]] = None
+    example: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None
     doc: str = ""
 
 

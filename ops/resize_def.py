@@ -99,6 +99,8 @@ INTERPOLATE = register(OpDef(
     node=RESIZE_NODE,
     plugins=(TWINOPS_RESIZE,
              Creator("TRTBicubicInterpolate", fields=(("scale_factor", "floats", 2), ("align_corners", "int", 1)),
+                     example=({"scale_factor": [1.5, 0.5], "align_corners": 1},
+                              dict(mode="bicubic", scale_factor=(1.5, 0.5), align_corners=True)),
                      doc="MMDeploy's bicubic interpolate node (drop-in)")),
     backward_op="twinops::resize_backward",
     reference=f"{_REF}:interpolate_reference", reference_doc="torch.nn.functional.interpolate",
@@ -160,7 +162,10 @@ RESIZE = register(OpDef(
                                           roi=[0.1, -0.2, 0.8, 1.1], extrapolation_value=-3.5, scales=[2.0, 0.5],
                                           axes=[2, 3])),
              Sample(((1, 2, 6, 8),), dict(mode="nearest", nearest_mode="ceil", sizes=[9, 4], axes=[2, 3],
-                                          keep_aspect_ratio_policy="not_larger"), dynamic=False)),
+                                          keep_aspect_ratio_policy="not_larger"), dynamic=False),
+             # scales that are not out/in: the node keeps them, which the legacy V2 plugin (input shapes only) needs
+             Sample(((1, 2, 5, 7),), dict(mode="cubic", exclude_outside=1, cubic_coeff_a=-0.5, scales=[1.5, 0.75],
+                                          axes=[2, 3]))),
     doc="ONNX Resize-19 on 4-D NCHW input (H and W), every attribute",
 ))
 

@@ -3,8 +3,10 @@
 Per op and per declared Sample: torch.library.opcheck of every twinops op the call reaches
 (forward and backward), float64 gradcheck, torch.compile(fullgraph=True) == eager, both
 exporters + onnx.checker + onnx.reference == eager at the export shape and three others (the
-inputs' dynamic dims free); per op: the generic bad-input errors derived from the declaration
-and the plugin creators' fields. An op's own test file holds only what is special to it.
+inputs' dynamic dims free); per op: the generic bad-input errors derived from the declaration;
+per op and declared plugin creator version, through the TensorRT-free plugin host: the declared
+fields against the library's, the lifecycle (CPU), field fuzzing (Hypothesis), corrupted
+serialized forms, and enqueue parity with the API (GPU). An op's own test file holds only what is special to it.
 """
 import re
 
@@ -211,21 +213,230 @@ def test_bad_input_message_from_the_declaration(op, where, value):
 
 
 # ---------------------------------------------------------------------------------------
-# plugin creators: the fields the host reads a node by
+# plugin creators through the TensorRT-free plugin host (CPU with TensorRT headers; enqueue on a GPU)
 # ---------------------------------------------------------------------------------------
+
+CREATORS = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins for v in c.versions]
+# TensorRT's ONNX parser: the PluginFieldType a node attribute of each ONNX type becomes (DESIGN.md section 2).
+PARSER_FIELD_TYPE = {"INT": "INT32", "FLOAT": "FLOAT32", "STRING": "CHAR", "INTS": "INT32", "FLOATS": "FLOAT32"}
+
+
+def _host():
+    """(twinops.plugin_host, the host of the built plugin library), or a skip with the reason."""
+    ph = pytest.importorskip("twinops.plugin_host")
+    reason = ph.unavailable_reason(enqueue=False)
+    if reason:
+        pytest.skip(f"plugin host: {reason}")
+    return ph, ph.get_host()
+
+
+def _creator(host, creator, version):
+    info = host.find(creator.name, version)
+    assert info is not None, f"{creator.name} v{version} is not in the plugin library"
+    return info
+
+
+_CASES = {}
+
+
+def _plugin_case(op, creator, version):
+    """(node, plugin inputs, shape inputs, API inputs, API kwargs) of a creator version: the op's
+    first sample the plugin builds, exported (TorchScript) and its node's inputs found as the
+    plugin-host backend of ``twinops check`` finds them; or the creator's declared example node on
+    the first sample's inputs. A V2 plugin reads input shapes only: the samples before, whose
+    output size it cannot compute from the attributes, must be refused with a message."""
+    from twinops import plugin_host as ph
+    from twinops.testing import backends, specs
+
+    key = (op.name, creator.name, version)
+    if key in _CASES:
+        return _CASES[key]
+    host = ph.get_host()
+    refused = []
+    for sample in op.samples[:1] if creator.example is not None else op.samples:
+        xs = _inputs(op, sample.shapes)
+        if creator.example is not None:
+            attrs, kwargs = creator.example
+            case = ph.attributes_node(creator.name, attrs, [t.name for t in op.inputs]), xs, None, xs, dict(kwargs)
+        else:
+            assert creator.name == op.node.op_type, f"{creator.name} runs another node than {op.name}'s: declare an example"
+            model = backends.export(specs.get(op.name), xs, sample.kwargs)
+            case = (*backends.plugin_call(model, op.node.op_type, {t.name: x for t, x in zip(op.inputs, xs)}), xs,
+                    dict(sample.kwargs))
+        try:
+            ph.prepare_plugin(*case[:3], version=version, host=host)
+        except ph.HostError as e:
+            assert "[plugin" in str(e), f"refused without a message from the plugin: {e}"
+            if host.find(creator.name, version).interface != "v2":
+                raise
+            refused.append(str(e))
+            continue
+        _CASES[key] = case
+        return case
+    pytest.fail(f"{creator.name} v{version} builds none of {op.name}'s samples:\n" + "\n".join(refused))
+
 
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_declared_plugin_fields_match_the_library(op):
-    host_mod = pytest.importorskip("twinops.plugin_host")
-    reason = host_mod.unavailable_reason(enqueue=False)
-    if reason:
-        pytest.skip(f"plugin host: {reason}")
-    host = host_mod.get_host()
+    """The declaration's fields (the host reads nodes by the library's, as TensorRT's parser does):
+    the same names, in the same order, of the types the parser converts the node's attributes to."""
+    ph, host = _host()
     for c in op.plugins:
+        want = [(name, ph.FIELD_TYPES[PARSER_FIELD_TYPE[opdef.ATTR_TYPES[kind][0]]], n)
+                for name, kind, n in opdef.creator_fields(op.node, c)]
         for version in c.versions:
-            found = host.find(c.name, version)
-            assert found is not None, f"{c.name} v{version} is not in the plugin library"
-            assert [f[0] for f in found.fields] == [f[0] for f in opdef.creator_fields(op.node, c)]
+            assert _creator(host, c, version).fields == want, f"{c.name} v{version}"
+
+
+@pytest.mark.parametrize("op,creator,version", CREATORS)
+def test_plugin_host_lifecycle(op, creator, version):
+    """creator -> fields -> output types and shapes -> formats -> configurePlugin -> workspace ->
+    serialization round trip -> runtime phase, on the CPU."""
+    from plugin_checks import formats
+
+    ph, host = _host()
+    info = _creator(host, creator, version)
+    node, inputs, shape_inputs, xs, kwargs = _plugin_case(op, creator, version)
+    declared = {a.name for a in node.attribute}
+    assert [f.name for f in ph.node_fields(node, info)] == [f[0] for f in info.fields if f[0] in declared]
+    rt, built, tensors = ph.prepare_plugin(node, inputs, shape_inputs, version=version, host=host)
+    with torch.no_grad():
+        want = _api(op)(*xs, **kwargs)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    assert len(rt.result.outputs) == len(op.node.outputs) == len(want)
+    for pos, (o, w) in enumerate(zip(rt.result.outputs, want), start=len(tensors)):
+        assert o["dims"] == o["opt"] == tuple(w.shape) and o["type"] == ph.DATA_TYPES[w.dtype]
+        assert formats(rt.result, pos) == {(o["type"], ph.LINEAR)}, "an output takes its type, linear"
+    assert (ph.DATA_TYPES[torch.float32], ph.LINEAR) in formats(rt.result, 0)
+    assert rt.result.workspace >= 0
+    ser = built.serialize()
+    if info.interface == "v3":
+        assert [f.name for f in ser] == [f[0] for f in info.fields]  # getFieldsToSerialize: the declared fields
+        again = host.create(info, ser, runtime=True)
+        assert again is not None and [f.__dict__ for f in again.serialize()] == [f.__dict__ for f in ser]
+    else:
+        (blob,) = ser
+        back = host.deserialize(info, blob.data)
+        assert back is not None and back.serialize()[0].data == blob.data
+    assert [f.__dict__ for f in rt.serialize()] == [f.__dict__ for f in ser]  # the runtime plugin is the same
+
+
+@pytest.mark.parametrize("op,creator,version", CREATORS)
+def test_plugin_host_enqueue_parity(op, creator, version):
+    """The plugin's outputs on a GPU equal the API's on the same inputs (the float32 tolerance: an
+    exported float32 scale may differ from the call's)."""
+    ph = pytest.importorskip("twinops.plugin_host")
+    reason = ph.unavailable_reason(enqueue=True) or twinops.cuda_unavailable_reason()
+    if reason:
+        pytest.skip(f"enqueue parity needs a GPU, the plugin library and twinops' CUDA kernels: {reason}")
+    node, inputs, shape_inputs, xs, kwargs = _plugin_case(op, creator, version)
+    got = ph.run_plugin(node, [t.cuda() for t in inputs], shape_inputs, version=version)
+    torch.cuda.synchronize()
+    want = _api(op)(*(x.cuda() for x in xs), **kwargs)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    atol, rtol = opdef.resolve(op.tolerances)[torch.float32]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
+
+
+def _field_value(kind, length, choices):
+    """A field's node attribute value: within the declaration (a choice, the type, the length) or
+    outside it (another type, length or choice, a non-finite or huge number); None: absent."""
+    from hypothesis import strategies as st
+
+    n = length or 2
+    f32 = st.floats(-4, 4, width=32)
+    within = {"int": st.sampled_from(choices) if choices else st.integers(-4, 4),
+              "bool": st.sampled_from((0, 1)), "float": f32,
+              "str": st.sampled_from(choices) if choices else st.text("abxyz_", min_size=1, max_size=8),
+              "ints": st.lists(st.integers(-4, 4), min_size=n, max_size=n),
+              "floats": st.lists(f32, min_size=n, max_size=n)}[kind]
+    outside = st.one_of(st.integers(-2**40, 2**40), st.floats(width=32), st.text(max_size=12),
+                        st.lists(st.integers(-2**33, 2**33), min_size=1, max_size=6),
+                        st.lists(st.floats(width=32), min_size=1, max_size=6), st.none())
+    return st.one_of(within, outside)
+
+
+@pytest.mark.parametrize("op,creator,version", CREATORS)
+def test_plugin_fields_fuzz(op, creator, version):
+    """Drawn field values, within and outside the declared types and choices: the plugin is built
+    (build and runtime phase) or refused with a message from the plugin, never a crash."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from onnx import helper
+
+    ph, host = _host()
+    _creator(host, creator, version)
+    base, inputs, shape_inputs, _, _ = _plugin_case(op, creator, version)
+    decl = opdef.creator_fields(op.node, creator)
+    choices = {a.name: a.choices for a in op.node.attrs} if creator.fields is None else {}
+    drawn = st.fixed_dictionaries({name: _field_value(kind, n, choices.get(name, ())) for name, kind, n in decl})
+
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(values=drawn)
+    def check(values):
+        node = type(base)()
+        node.CopyFrom(base)
+        keep = [a for a in node.attribute if a.name not in values]
+        del node.attribute[:]
+        node.attribute.extend(keep + [helper.make_attribute(k, v) for k, v in values.items() if v is not None])
+        host.take_log()
+        try:
+            rt, _, _ = ph.prepare_plugin(node, inputs, shape_inputs, version=version, host=host)
+        except ph.HostError as e:
+            assert "[plugin" in str(e), f"refused without a message from the plugin: {e}"
+        else:
+            assert len(rt.result.outputs) == len(op.node.outputs)
+
+    check()
+
+
+@pytest.mark.parametrize("op,creator,version", CREATORS)
+def test_plugin_serialized_forms_corrupted_are_refused(op, creator, version):
+    """Every declared field is required; a serialized form truncated, padded, with a byte flipped
+    (V2 blob) or with fields missing, shortened, retyped or random (V3 runtime fields) is refused
+    with a message (or, for random V3 fields that happen to be valid, gives a working plugin)."""
+    from plugin_checks import rejected, replace_field
+
+    ph, host = _host()
+    info = _creator(host, creator, version)
+    good = ph.node_fields(_plugin_case(op, creator, version)[0], info)
+    for i, f in enumerate(good):
+        rejected(host, lambda: host.create(info, good[:i] + good[i + 1:]), f"without {f.name}")
+    ser = host.create(info, good).serialize()
+    rng = np.random.default_rng(0)
+    if info.interface == "v2":
+        blob = ser[0].data
+        for n in range(len(blob)):
+            rejected(host, lambda: host.deserialize(info, blob[:n]), f"truncated to {n} bytes")
+        rejected(host, lambda: host.deserialize(info, blob + b"\0"), "padded")
+        for i in range(len(blob)):
+            flipped = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1:]
+            rejected(host, lambda: host.deserialize(info, flipped), f"byte {i} flipped")
+        for _ in range(200):
+            junk = rng.bytes(int(rng.integers(0, 2 * len(blob))))
+            rejected(host, lambda: host.deserialize(info, junk), f"random {junk[:16]!r}...")
+        return
+    for i, f in enumerate(ser):
+        rejected(host, lambda: host.create(info, ser[:i] + ser[i + 1:], runtime=True), f"without {f.name}")
+        if f.type != ph.FIELD_TYPES["CHAR"]:  # a shorter string can still name a valid value
+            short = replace_field(ser, f.name, length=f.length - 1, data=f.data[: len(f.data) * (f.length - 1) // f.length])
+            rejected(host, lambda: host.create(info, short, runtime=True), f"truncated {f.name}")
+        wrong = ph.FIELD_TYPES["INT32"] if f.type == ph.FIELD_TYPES["CHAR"] else ph.FIELD_TYPES["CHAR"]
+        rejected(host, lambda: host.create(info, replace_field(ser, f.name, type=wrong), runtime=True),
+                 f"{f.name} as type {wrong}")
+    types = list(ph.FIELD_TYPES.values())
+    for _ in range(200):  # garbage collections: nullptr with a message, or a plugin that still works
+        names = rng.permutation([f.name for f in ser])[: rng.integers(0, len(ser) + 1)]
+        fuzz = [ph.Field(str(n), int(rng.choice(types)), rng.bytes(k * 8), k)
+                for n, k in ((n, int(rng.integers(0, 9))) for n in names)]
+        host.take_log()
+        p = host.create(info, fuzz, runtime=True)
+        if p is None:
+            assert "[plugin" in host.take_log()
+        else:
+            assert len(p.serialize()) == len(ser)
 
 
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
@@ -238,3 +449,5 @@ def test_declaration_is_consistent(op):
     assert op.node.reference is not None and callable(opdef.resolve(op.node.reference))
     assert set(op.dtypes) <= set(opdef.resolve(op.tolerances))
     assert op.node.op_type in {c.name for c in op.plugins}
+    # a creator of another node than the op's exported one declares a node to test it with
+    assert all(c.example is not None for c in op.plugins if c.name != op.node.op_type)

@@ -1,8 +1,10 @@
 """The TensorRT plugins driven by the TensorRT-free plugin host (twinops.plugin_host).
 
 Tiers: the ONNX-parser field rules run anywhere; the expression builder needs TensorRT headers
-and a compiler; the lifecycle and fuzz tests need the plugin library too (CPU only); the parity
-tests need a CUDA GPU. Each skips with the reason from twinops.plugin_host.
+and a compiler; the lifecycle tests need the plugin library too (CPU only); the parity tests
+need a CUDA GPU. Each skips with the reason from twinops.plugin_host. What every op's creators
+share (lifecycle of a sample, field fuzzing, corrupted serialized forms, enqueue parity) is in
+tests/test_conformance.py; this file holds resize's own cases and the host's own rules.
 """
 import math
 from fractions import Fraction
@@ -12,11 +14,14 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import twinops
 from twinops import plugin_host as ph
+from plugin_checks import formats as _formats
+from plugin_checks import rejected as _rejected
+from plugin_checks import replace_field as _replace
 from resize_spec import (assert_close, interpolate_configs, interpolate_reference, onnx_configs,
                          onnx_reference, onnx_reference_is_unstable, random_input)
 
@@ -198,11 +203,6 @@ def _expected_shape(shape, fn, kw):
     return tuple(fn(torch.zeros(shape), **kw).shape)
 
 
-def _formats(result, pos):
-    """Accepted (DataType, TensorFormat) pairs at one position."""
-    return {(t, f) for t in range(result.formats.shape[1]) for f in range(64) if int(result.formats[pos, t]) >> f & 1}
-
-
 def _float_types(host):
     return FLOAT_TYPES if host.trt_major >= 10 else FLOAT_TYPES[:2]  # no bfloat16 in TensorRT 8.6
 
@@ -261,18 +261,6 @@ def test_lifecycle_dynamo_export(host):
                      dict(scale_factor=(2.0, 0.5), mode="bicubic", antialias=True))
 
 
-def _rejected(host, make, what):
-    """make() must return None (nullptr) and the plugin must have logged why."""
-    host.take_log()
-    assert make() is None, f"{what}: accepted"
-    log = host.take_log()
-    assert "[plugin" in log, f"{what}: returned nullptr without a message from the plugin: {log!r}"
-
-
-def _replace(fields, name, **kw):
-    return [ph.Field(**{**f.__dict__, **kw}) if f.name == name else f for f in fields]
-
-
 def _f32(*v):
     return dict(type=ph.FIELD_TYPES["FLOAT32"], data=np.asarray(v, np.float32).tobytes(), length=len(v))
 
@@ -302,66 +290,8 @@ def test_bad_fields_rejected(host, simple_node, interface):
     creator = host.select(node, interface=interface)
     good = ph.node_fields(node, creator)
     assert host.create(creator, good) is not None
-    for name, repl in BAD_FIELDS:
+    for name, repl in BAD_FIELDS:  # missing fields and corrupted serialized forms: tests/test_conformance.py
         _rejected(host, lambda: host.create(creator, _replace(good, name, **repl)), f"{name}={repl}")
-    for i, f in enumerate(good):  # every declared field is required
-        _rejected(host, lambda: host.create(creator, good[:i] + good[i + 1:]), f"without {f.name}")
-
-
-@needs_lib
-def test_v3_runtime_fields_fuzz(host, simple_node):
-    node, sizes = simple_node
-    if host.trt_major < 10:
-        pytest.skip("TensorRT 8.6 has no IPluginV3")
-    creator = host.select(node, interface="v3")
-    ser = host.create(creator, ph.node_fields(node, creator)).serialize()
-    again = host.create(creator, ser, runtime=True)
-    assert again is not None and [f.__dict__ for f in again.serialize()] == [f.__dict__ for f in ser]
-    for i, f in enumerate(ser):
-        _rejected(host, lambda: host.create(creator, ser[:i] + ser[i + 1:], runtime=True), f"without {f.name}")
-        if f.type != ph.FIELD_TYPES["CHAR"]:  # a shorter string can still name a valid value
-            short = _replace(ser, f.name, length=f.length - 1, data=f.data[: len(f.data) * (f.length - 1) // f.length])
-            _rejected(host, lambda: host.create(creator, short, runtime=True), f"truncated {f.name}")
-        wrong = ph.FIELD_TYPES["INT32"] if f.type == ph.FIELD_TYPES["CHAR"] else ph.FIELD_TYPES["CHAR"]
-        _rejected(host, lambda: host.create(creator, _replace(ser, f.name, type=wrong), runtime=True),
-                  f"{f.name} as type {wrong}")
-    rng = np.random.default_rng(0)
-    types = list(ph.FIELD_TYPES.values())
-    for _ in range(300):  # garbage collections: nullptr with a message, or a plugin that still works
-        names = rng.permutation([f.name for f in ser])[: rng.integers(0, len(ser) + 1)]
-        fuzz = []
-        for n in names:
-            length = int(rng.integers(0, 9))
-            fuzz.append(ph.Field(str(n), int(rng.choice(types)), rng.bytes(length * 8), length))
-        host.take_log()
-        p = host.create(creator, fuzz, runtime=True)
-        if p is None:
-            assert "[plugin" in host.take_log()
-        else:
-            assert len(p.serialize()) == len(ser)
-
-
-@needs_lib
-def test_v2_deserialize_fuzz(host):
-    node = ph.attributes_node("TwinopsResize", dict(mode="linear", coordinate_transformation_mode="half_pixel",
-                                                    nearest_mode="floor", cubic_coeff_a=-0.75, exclude_outside=0,
-                                                    antialias=1, scales=[2.0, 0.5], roi=[0.0, 0.0, 1.0, 1.0],
-                                                    extrapolation_value=0.0, pytorch=1))
-    creator = host.select(node, interface="v2")
-    (blob,) = host.create(creator, ph.node_fields(node, creator)).serialize()
-    blob = blob.data
-    back = host.deserialize(creator, blob)
-    assert back is not None and back.serialize()[0].data == blob
-    for n in range(len(blob)):
-        _rejected(host, lambda: host.deserialize(creator, blob[:n]), f"truncated to {n} bytes")
-    _rejected(host, lambda: host.deserialize(creator, blob + b"\0"), "padded")
-    for i in range(len(blob)):
-        flipped = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1:]
-        _rejected(host, lambda: host.deserialize(creator, flipped), f"byte {i} flipped")
-    rng = np.random.default_rng(1)
-    for _ in range(500):
-        junk = rng.bytes(int(rng.integers(0, 2 * len(blob))))
-        _rejected(host, lambda: host.deserialize(creator, junk), f"random {junk[:16]!r}...")
 
 
 @needs_lib
