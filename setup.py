@@ -138,7 +138,8 @@ setup(
     name="twinops",
     version="0.1.0",
     description="CUDA kernels compiled twice: PyTorch custom ops and TensorRT plugins, with parity suites",
-    packages=["twinops"],
+    # the subpackages too: a non-editable install (wheel) has only what is listed
+    packages=["twinops", "twinops.bench", "twinops.testing"],
     package_dir={"twinops": "ops"},
     ext_modules=_extensions(),
     cmdclass=_cmdclass(),

@@ -1,6 +1,7 @@
 """twinops: CUDA kernels compiled twice, as PyTorch custom ops and as TensorRT plugins.
 
-Public API (see README.md for shapes, defaults and semantics):
+Public API (docs/ops/resize.md has the shapes, defaults and semantics; ``python -m twinops ops``
+lists every registered op and its faces):
 
 * :func:`interpolate`, :func:`resize`, :func:`dynamic_resize` and their modules
   :class:`Interpolate`, :class:`Resize`, :class:`DynamicResize`.

@@ -243,6 +243,9 @@ class OpDef:
         samples: the conformance tests' calls (:class:`Sample`).
         exporters: the exporters that support the op (``"dynamo"``, ``"torchscript"``).
         doc: one line.
+
+    ``python -m twinops ops`` lists as the op's dtypes its first input's (the API's), as its
+    TensorRT dtypes its node's first input's without float64, and as ``check_dtypes`` ``dtypes``.
     """
 
     name: str
@@ -292,8 +295,16 @@ class OpDef:
             plugins=[dict(name=c.name, versions=dict(c.versions),
                           fields=[f[0] for f in creator_fields(self.node, c)]) for c in self.plugins],
             reference=self.reference_doc or _qualname(self.reference),
-            dtypes=[str(d).replace("torch.", "") for d in self.dtypes],
+            dtypes=_names(self.inputs[0].dtypes or self.dtypes),
+            # TensorRT has no float64 tensors; bfloat16 needs TensorRT 10 or later
+            tensorrt_dtypes=_names(d for d in (self.node.inputs[0].dtypes or self.dtypes) if d != torch.float64)
+            if self.plugins else [],
+            check_dtypes=_names(self.dtypes),
         )
+
+
+def _names(dtypes) -> list:
+    return [str(d).replace("torch.", "") for d in dtypes]
 
 
 def _qualname(ref: Lazy) -> str:

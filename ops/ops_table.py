@@ -15,7 +15,7 @@ from typing import List
 from . import opdef
 
 COLUMNS = ("op", "Python API", "torch ops", "ONNX node (domain)", "plugin creators (version: interface)",
-           "reference", "dtypes")
+           "reference", "dtypes (torch; TensorRT)")
 
 
 def rows(faces: List[dict]) -> List[tuple]:
@@ -28,7 +28,8 @@ def rows(faces: List[dict]) -> List[tuple]:
         plugins = "\n".join(f"{p['name']} " + ", ".join(f"{v}: {i}" for v, i in p["versions"].items())
                             for p in f["plugins"]) or "-"
         out.append((f["name"], api, "\n".join(f["torch_ops"]), f"{f['onnx']['op_type']} ({f['onnx']['domain']})",
-                    plugins, f["reference"] or "-", ", ".join(f["dtypes"])))
+                    plugins, f["reference"] or "-",
+                    ", ".join(f["dtypes"]) + "; " + (", ".join(f["tensorrt_dtypes"]) or "-")))
     return out
 
 

@@ -357,7 +357,7 @@ def test_exported_sizes_follow_eager(case, dynamo):
     shapes = OTHER_SHAPES
     if case == "resize-sizes":
         # 10 -> 14 puts a source coordinate an ulp above 7, where onnx.reference shifts its tap
-        # window (a known difference, see the README); the sizes are fixed here anyway
+        # window (docs/ops/resize.md#known-differences-from-the-references); the sizes are fixed here anyway
         shapes = [(10, 9), (13, 12), (45, 7)]
     for i, (h, w) in enumerate(shapes):
         xi = _input(h, w, seed=i + 1)

@@ -75,7 +75,9 @@ def test_ops_json_is_the_same_registry(capsys):
     interp = next(d for d in doc if d["name"] == "interpolate")
     bicubic = next(p for p in interp["plugins"] if p["name"] == "TRTBicubicInterpolate")
     assert bicubic["fields"] == ["scale_factor", "align_corners"] and bicubic["versions"] == {"1": "v3", "legacy": "v2"}
-    assert interp["dtypes"] == ["float32", "float16", "bfloat16", "float64"]
+    assert interp["dtypes"] == ["float32", "float64", "float16", "bfloat16"]  # the API's
+    assert interp["tensorrt_dtypes"] == ["float32", "float16", "bfloat16"]
+    assert interp["check_dtypes"] == ["float32", "float16", "bfloat16", "float64"]  # twinops check's default
 
 
 def test_ops_bad_option_exits_2_with_one_line():
