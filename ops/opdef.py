@@ -149,7 +149,7 @@ class Node:
         inputs: the node's inputs (a ``shape_input`` one is a 1-D int64 tensor).
         outputs: the node's outputs.
         attrs: the node attributes every exporter writes, in the torch op's argument order.
-        torch_op: the torch op the node stands for (``"twinops::resize"``): its schema arguments
+        torch_op: the torch op the node stands for (``"twinops::<op>"``): its schema arguments
             are the node's non-shape inputs, then an ``output_size``-like list where the node has a
             shape input, then ``attrs``.
         reference: its ``onnx.reference`` kernel, ``fn(*inputs, **attributes) -> array or tuple``

@@ -22,12 +22,15 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
+from . import opdef as _opdef  # the package's import has registered every op's declaration
+
 __all__ = ["LIBRARY_NAME", "PLUGIN_NAMES", "TRTBuildError", "unavailable_reason", "plugin_library", "load_plugins",
            "build_engine", "TRTRunner", "export_and_build", "derive_profiles"]
 
 LIBRARY_NAME = "libtwinops_trt.so"
 # Creator names the library registers (csrc/trt); used to recognise an already registered library.
-PLUGIN_NAMES = ("TwinopsResize", "DynamicTRTResize", "TRTBicubicInterpolate")
+# Every declared op's plugin creators (twinops.opdef), in declaration order.
+PLUGIN_NAMES = tuple(dict.fromkeys(c.name for op in _opdef.registered().values() for c in op.plugins))
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _LOG = logging.getLogger("twinops.trt")
 

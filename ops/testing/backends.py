@@ -164,6 +164,8 @@ def plugin_call(model, op_type: str, feeds: Dict[str, torch.Tensor]):
 def _plugin_host(spec, xs, kw, out_shape):
     plugin_host = importlib.import_module("twinops.plugin_host")  # sys.modules first: replaceable in tests
 
+    if spec.node is None:
+        raise Unsupported(f"op {spec.name!r} names no plugin node (OpSpec.node)")
     _no_float64(xs, "the plugin host")
     model = export(spec, [x.float() for x in xs], kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))

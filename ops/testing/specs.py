@@ -43,7 +43,7 @@ class OpSpec:
         regress_cases: ``(label, shapes, kwargs)`` triples stored as golden baselines.
         outputs: output names (one tensor each).
         inputs: input names, in call order (default one, ``input``); the exported graph's inputs.
-        node: the op_type of the exported node the plugin backends run (default ``TwinopsResize``).
+        node: the op_type of the exported node the plugin backends run (None: the op has no plugin).
     """
 
     name: str
@@ -59,7 +59,7 @@ class OpSpec:
     regress_cases: Sequence[Tuple[str, tuple, dict]] = ()
     outputs: Sequence[str] = ("output",)
     inputs: Sequence[str] = ("input",)
-    node: str = "TwinopsResize"
+    node: Optional[str] = None
 
     def shapes(self, shapes) -> Tuple[tuple, ...]:
         """``shapes`` as one shape per input; a single shape is the only input's."""
