@@ -9,8 +9,8 @@
 // in the fast result (a window with a non-finite value gives a non-finite sum either way;
 // one without differs only through padding taps, which give NaN), so a gather can test each
 // stored value and recompute the rare non-finite one here (finish_element), keeping its
-// arithmetic and speed for everything else. The CPU gather does; the CUDA kernels do not yet
-// (docs/ops/resize-nonfinite.md says what was measured).
+// arithmetic and speed for everything else. The CPU gather does so at each store; the CUDA
+// kernels after their stores (resize_fixup.cuh).
 //
 // The reference's terms per axis: each distinct input index its taps read (clamped), with
 // the sum of those taps' weights and whether an infinite value there gives the reference
@@ -189,8 +189,8 @@ TWIN_HD Acc reference_forward(const Gather<T, Acc>& g, int64_t n, int64_t c, int
   const Params& p = g.params;
   if (axis_window<Acc>(p, p.h, y).extrapolate || axis_window<Acc>(p, p.w, x).extrapolate) return g.extrapolation;
   const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
-  const int32_t rule_y = reference_rule(p, 0, false, g.cuda_rules != 0);
-  const int32_t rule_x = reference_rule(p, 1, false, g.cuda_rules != 0);
+  const int32_t rule_y = reference_rule(p, 0, false, p.cuda != 0);
+  const int32_t rule_x = reference_rule(p, 1, false, p.cuda != 0);
   Acc acc = Acc(0);
   for_each_term<Acc>(p, p.h, y, rule_y, [&](const RefTerm<Acc>& ty) {
     const T* row = plane + ty.k * g.stride[2];
@@ -214,26 +214,41 @@ TWIN_HD RefTerm<Acc> reference_term_at(const Params& p, const Axis& a, int64_t d
   return found;
 }
 
+// The outputs whose reference windows read input i along axis k (0 = H): [*lo, *hi], empty
+// when *lo > *hi. The CUDA backward's ranges (g.zlo / g.zhi); elsewhere the inverse tables'
+// rows, which keep the windows' zero-weight taps there (Workspace.zero_taps: the CPU's do).
+template <typename T, typename Acc>
+TWIN_HD void reference_readers(const Gather<T, Acc>& g, int k, int64_t i, int64_t* lo, int64_t* hi) {
+  if (g.zlo[k] != nullptr) {
+    *lo = g.zlo[k][i];
+    *hi = g.zhi[k][i];
+    return;
+  }
+  const int32_t first = (k == 0 ? g.fy : g.fx)[i];
+  *lo = first < 0 ? 1 : first;
+  *hi = first < 0 ? 0 : first + (k == 0 ? g.ty : g.tx) - 1;
+  const int64_t last = (k == 0 ? g.src_h : g.src_w) - 1;
+  if (*hi > last) *hi = last;
+}
+
 // The reference's backward output (n, c, iy, ix) over g.src (grad_output): the sum over the
-// outputs whose windows read (iy, ix), which lie in the inverse tables' rows where those keep
-// the windows' zero-weight taps (Workspace.zero_taps: the CPU's do).
+// outputs whose windows read (iy, ix) (reference_readers).
 template <typename T, typename Acc>
 TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t iy, int64_t ix) {
   const Params& p = g.params;
-  const int32_t y0 = g.fy[iy], x0 = g.fx[ix];
-  if (y0 < 0 || x0 < 0) return Acc(0);
+  int64_t y_lo, y_hi, x_lo, x_hi;
+  reference_readers(g, 0, iy, &y_lo, &y_hi);
+  reference_readers(g, 1, ix, &x_lo, &x_hi);
   const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
-  const int32_t rule_y = reference_rule(p, 0, true, g.cuda_rules != 0);
-  const int32_t rule_x = reference_rule(p, 1, true, g.cuda_rules != 0);
+  const int32_t rule_y = reference_rule(p, 0, true, p.cuda != 0);
+  const int32_t rule_x = reference_rule(p, 1, true, p.cuda != 0);
   Acc acc = Acc(0);
-  for (int32_t a = 0; a < g.ty && y0 + a < g.src_h; ++a) {
-    const int64_t dy = y0 + a;
+  for (int64_t dy = y_lo; dy <= y_hi; ++dy) {
     if (axis_window<Acc>(p, p.h, dy).extrapolate) continue;
     const RefTerm<Acc> ty = reference_term_at<Acc>(p, p.h, dy, rule_y, iy);
     if (ty.k < 0) continue;
     Acc racc = Acc(0);
-    for (int32_t b = 0; b < g.tx && x0 + b < g.src_w; ++b) {
-      const int64_t dx = x0 + b;
+    for (int64_t dx = x_lo; dx <= x_hi; ++dx) {
       if (axis_window<Acc>(p, p.w, dx).extrapolate) continue;
       const RefTerm<Acc> tx = reference_term_at<Acc>(p, p.w, dx, rule_x, ix);
       if (tx.k < 0) continue;
@@ -252,7 +267,7 @@ TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int
 
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the
 // reference's value (see the top of this file). The CPU gather calls it on every output it
-// stores; the CUDA kernels do not yet (docs/ops/resize-nonfinite.md, "Status on CUDA").
+// stores; the CUDA kernels note non-finite stores and recompute afterwards (resize_fixup.cuh).
 template <typename T, typename Acc>
 TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
   if (finite_value(v) || g.direction == 0) return v;
