@@ -130,7 +130,7 @@ __global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
 }
 
 template <int TY, int TX, typename T, typename Acc, typename I>
-__global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
+__global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
                                                           T* __restrict__ dst) {
   const I first = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x, step = static_cast<I>(gridDim.x) * blockDim.x;
   Acc bad = Acc(0);  // resize_fixup.cuh
@@ -268,7 +268,7 @@ constexpr int staged_min_blocks() {
 
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
-    staged_gather_kernel(Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
+    staged_gather_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
                          int64_t planes, int32_t th, int32_t max_rows, int32_t win_cols, bool vec_copy,
                          bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
@@ -785,7 +785,7 @@ __device__ __forceinline__ void for_planes(const Gather<T, Acc>& g, int32_t C, i
 // kernel before the gather cost about 3.6 us per call.
 constexpr int kOneTapRows = kThreads / 32;  // rows per block; a warp spans 32 * kVec columns
 template <bool kOwn, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
+__global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
                                                            int32_t OW, int64_t planes, bool vec_store,
                                                            T* __restrict__ dst) {
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * kVec;
@@ -863,7 +863,7 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Par
 template <typename T>
 constexpr int kPairLoad = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
 template <typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+__global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__ Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
                                                          int64_t planes, T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2;
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * K;
@@ -1202,7 +1202,7 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
 __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT, T>::kMinBlocks)
-    halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    halving_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                    T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
   constexpr int kWarps = HalvingBlock<TT, T>::kThreads / 32;
@@ -1290,7 +1290,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
 constexpr int kDoublingCols = 4;  // input columns per lane
 template <int TT, int NW, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
-    doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    doubling_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                     T* __restrict__ dst) {
   constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];

@@ -41,19 +41,27 @@ __device__ inline int64_t dense_offset(int64_t n, int64_t c, int64_t y, int64_t 
   return channels_last ? ((n * H + y) * W + x) * C + c : ((n * C + c) * H + y) * W + x;
 }
 
+// The reference's value of output (n, c, y, x), compiled once per element type. The kernels
+// that call the fix-up functions below take their Gather as a __grid_constant__ parameter, so
+// that passing it by reference copies nothing (a plain parameter's address is a copy of it in
+// local memory).
+template <typename T, typename Acc>
+__device__ __noinline__ Acc reference_value(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  return reference_element<T, Acc>(g, n, c, y, x);
+}
+
 // Output (n, c, y, x) at `o`: the reference's value where the stored one is not finite.
 template <typename T, typename Acc>
 __device__ void fix_element(const Gather<T, Acc>& g, T* o, int64_t n, int64_t c, int64_t y, int64_t x) {
-  if (!finite_value(Convert<T>::template load<Acc>(*o)))
-    *o = Convert<T>::template store<Acc>(reference_element<T, Acc>(g, n, c, y, x));
+  if (!finite_value(Convert<T>::template load<Acc>(*o))) *o = Convert<T>::template store<Acc>(reference_value(g, n, c, y, x));
 }
 
 // The outputs one thread of a plane-looping kernel stored: rows y0, y0 + ystep, ... below y1
 // and columns [x0, x1), clipped to the OH x OW output, of the planes blockIdx.z,
 // blockIdx.z + gridDim.z, ... below `planes` of the NCHW `dst`. Not inlined (the kernels'
-// registers are not sized by it); `g` by value, copied only when called.
+// registers are not sized by it).
 template <typename T, typename Acc>
-__device__ __noinline__ void fix_outputs(Gather<T, Acc> g, int32_t C, int64_t planes, int32_t OH, int32_t OW,
+__device__ __noinline__ void fix_outputs(const Gather<T, Acc>& g, int32_t C, int64_t planes, int32_t OH, int32_t OW,
                                          int32_t y0, int32_t y1, int32_t ystep, int32_t x0, int32_t x1, T* dst) {
   y1 = min(y1, OH);
   x1 = min(x1, OW);
@@ -66,7 +74,7 @@ __device__ __noinline__ void fix_outputs(Gather<T, Acc> g, int32_t C, int64_t pl
 
 // The per-element gather's outputs (dense element idx of dst, NCHW-indexed, stored NCHW or NHWC).
 template <typename T, typename Acc>
-__device__ __noinline__ void fix_dense(Gather<T, Acc> g, int64_t idx, int64_t C, int64_t H, int64_t W,
+__device__ __noinline__ void fix_dense(const Gather<T, Acc>& g, int64_t idx, int64_t C, int64_t H, int64_t W,
                                        bool channels_last, T* dst) {
   int64_t n, c, y, x;
   decompose<int64_t>(idx, C, H, W, channels_last, &n, &c, &y, &x);
@@ -83,7 +91,7 @@ __device__ bool zero_readers(const Gather<T, Acc>& g, int k, int64_t i) {
 // Every element of grad_input (N x C x H x W, `dst`) in a row or column with zero_readers,
 // recomputed by the whole block.
 template <typename T, typename Acc>
-__device__ __noinline__ void fix_zero_readers(Gather<T, Acc> g, int64_t N, int64_t C, int64_t H, int64_t W,
+__device__ __noinline__ void fix_zero_readers(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W,
                                               bool channels_last, T* dst) {
   for (int k = 0; k < 2; ++k) {
     const int64_t len = k == 0 ? H : W, other = k == 0 ? W : H;
@@ -93,7 +101,7 @@ __device__ __noinline__ void fix_zero_readers(Gather<T, Acc> g, int64_t N, int64
         const int64_t plane = e / other, j = e % other, n = plane / C, c = plane % C;
         const int64_t y = k == 0 ? i : j, x = k == 0 ? j : i;
         dst[dense_offset(n, c, y, x, C, H, W, channels_last)] =
-            Convert<T>::template store<Acc>(reference_backward<T, Acc>(g, n, c, y, x));
+            Convert<T>::template store<Acc>(reference_value(g, n, c, y, x));
       }
     }
   }

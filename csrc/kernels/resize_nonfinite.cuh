@@ -127,6 +127,18 @@ TWIN_HD Acc reference_weight(const Params& p, const AxisWindow<Acc>& win, int64_
   return window_weight<Acc>(p, win, j);
 }
 
+// The window and the weights the recomputation reads, called rather than inlined on the
+// device: inlined at each of its terms (TWIN_HD force-inlines), ptxas took over 6 minutes for
+// resize.cu instead of about one.
+template <typename Acc>
+TWIN_HD_CALLED AxisWindow<Acc> ref_window(const Params& p, const Axis& a, int64_t d) {
+  return axis_window<Acc>(p, a, d);
+}
+template <typename Acc>
+TWIN_HD_CALLED Acc ref_weight(const Params& p, const AxisWindow<Acc>& win, int64_t j) {
+  return reference_weight<Acc>(p, win, j);
+}
+
 // Calls term(RefTerm) for each input index output d's reference reads along `a` under
 // `rule`, ascending. kFormula's window is axis_entry's before merging and padding;
 // onnx.reference also reads the taps exclude_outside drops (weight 0, at the clamped index).
@@ -136,19 +148,19 @@ TWIN_HD void reference_terms(const Params& p, const Axis& a, int64_t d, int32_t 
     term(RefTerm<Acc>{d, Acc(1), rule == kSelfTwice});
     return;
   }
-  const AxisWindow<Acc> win = axis_window<Acc>(p, a, d);
+  const AxisWindow<Acc> win = ref_window<Acc>(p, a, d);
   const int64_t last = a.in - 1;
   const bool read_excluded = !p.pytorch && p.exclude_outside && p.mode != kArea && p.mode != kNearest;
   Acc total = Acc(0);
   if (win.normalise)
-    for (int64_t j = win.jb; j <= win.je; ++j) total += reference_weight<Acc>(p, win, j);
+    for (int64_t j = win.jb; j <= win.je; ++j) total += ref_weight<Acc>(p, win, j);
   const bool divide = win.normalise && total != Acc(0);
   RefTerm<Acc> cur{-1, Acc(0), false};
   bool pos = false, neg = false;
   const int64_t jb = read_excluded ? win.j0 : win.jb, je = read_excluded ? win.j1 : win.je;
   for (int64_t j = jb; j <= je; ++j) {
     const bool outside = j < win.jb || j > win.je;
-    const Acc wt = outside ? Acc(0) : reference_weight<Acc>(p, win, j);
+    const Acc wt = outside ? Acc(0) : ref_weight<Acc>(p, win, j);
     const int64_t k = clamp_index<int64_t>(j, 0, last);
     if (k != cur.k) {
       if (cur.k >= 0) {
@@ -187,7 +199,7 @@ TWIN_HD void for_each_term(const Params& p, const Axis& a, int64_t d, int32_t ru
 template <typename T, typename Acc>
 TWIN_HD Acc reference_forward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
   const Params& p = g.params;
-  if (axis_window<Acc>(p, p.h, y).extrapolate || axis_window<Acc>(p, p.w, x).extrapolate) return g.extrapolation;
+  if (ref_window<Acc>(p, p.h, y).extrapolate || ref_window<Acc>(p, p.w, x).extrapolate) return g.extrapolation;
   const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
   const int32_t rule_y = reference_rule(p, 0, false, p.cuda != 0);
   const int32_t rule_x = reference_rule(p, 1, false, p.cuda != 0);
@@ -244,12 +256,12 @@ TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, in
   const int32_t rule_x = reference_rule(p, 1, true, p.cuda != 0);
   Acc acc = Acc(0);
   for (int64_t dy = y_lo; dy <= y_hi; ++dy) {
-    if (axis_window<Acc>(p, p.h, dy).extrapolate) continue;
+    if (ref_window<Acc>(p, p.h, dy).extrapolate) continue;
     const RefTerm<Acc> ty = reference_term_at<Acc>(p, p.h, dy, rule_y, iy);
     if (ty.k < 0) continue;
     Acc racc = Acc(0);
     for (int64_t dx = x_lo; dx <= x_hi; ++dx) {
-      if (axis_window<Acc>(p, p.w, dx).extrapolate) continue;
+      if (ref_window<Acc>(p, p.w, dx).extrapolate) continue;
       const RefTerm<Acc> tx = reference_term_at<Acc>(p, p.w, dx, rule_x, ix);
       if (tx.k < 0) continue;
       racc += ref_product(tx, Convert<T>::template load<Acc>(plane[dy * g.stride[2] + dx * g.stride[3]]));
