@@ -17,14 +17,6 @@ import twinops
 from resize_spec import onnx_configs, onnx_reference, onnx_reference_is_unstable
 
 INF, NAN = float("inf"), float("nan")
-# The CUDA kernels do not recompute their non-finite outputs yet: an out-of-line call at every
-# store sized the tuned kernels' stacks up and took ptxas from 56 s to 26 minutes for resize.cu
-# (docs/ops/resize-nonfinite.md). Until they do, their runs of these tests are expected to fail.
-CUDA_PENDING = "issue 21 section 1 on CUDA: the kernels do not recompute non-finite outputs yet"
-
-
-def _cuda_pending(request, device):
-    request.applymarker(pytest.mark.xfail(device == "cuda", reason=CUDA_PENDING, strict=False))
 
 INTERPOLATE = [
     dict(mode="nearest"), dict(mode="nearest-exact"), dict(mode="area"),
@@ -78,32 +70,40 @@ def _aten_cpu_aa_bug(device, shape, kw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=interpolate_cases(), data=st.data())
-def test_interpolate_forward_nonfinite(request, device, case, data):
-    _cuda_pending(request, device)
+def test_interpolate_forward_nonfinite(device, case, data):
     shape, kw = case
     assume(not _aten_cpu_aa_bug(device, shape, kw))
     x = data.draw(sprinkled(shape)).float().to(device)
     assert_same_nonfinite(twinops.interpolate(x, **kw), F.interpolate(x, **kw), 2e-5, 2e-5, f"{shape} {kw}")
 
 
+def backward_reference(x, kw, gout):
+    """F.interpolate's gradient. Nearest modes on CUDA take ATen's CPU backward: ATen's CUDA
+    nearest backward finds each input's outputs with float arithmetic of its own and can put a
+    gradient one input away from the element its forward read (nearest-exact 6 -> 1: the
+    forward reads input 3, ceil(3 * float(1/6) - 0.5) = 1 sends the gradient to input 2);
+    twinops' backward is the transpose of its forward, as ATen's CPU backward is."""
+    if x.is_cuda and kw["mode"] in ("nearest", "nearest-exact"):
+        return backward_reference(x.detach().cpu().requires_grad_(), kw, gout.cpu())
+    (ref,) = torch.autograd.grad(F.interpolate(x, **kw), x, gout)
+    return ref
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=interpolate_cases(), data=st.data())
-def test_interpolate_backward_nonfinite(request, device, case, data):
-    _cuda_pending(request, device)
+def test_interpolate_backward_nonfinite(device, case, data):
     shape, kw = case
     assume(not _aten_cpu_aa_bug(device, shape, kw))
     x = (torch.randn(shape, dtype=torch.float64) + 0.25).float().to(device).requires_grad_()
     out_shape = F.interpolate(x.detach(), **kw).shape
     gout = data.draw(sprinkled(tuple(out_shape))).float().to(device)
     (ours,) = torch.autograd.grad(twinops.interpolate(x, **kw), x, gout)
-    (ref,) = torch.autograd.grad(F.interpolate(x, **kw), x, gout)
-    assert_same_nonfinite(ours, ref, 2e-5, 2e-5, f"backward {shape} {kw}")
+    assert_same_nonfinite(ours, backward_reference(x, kw, gout), 2e-5, 2e-5, f"backward {shape} {kw}")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("kw", [k for k in INTERPOLATE if not k.get("antialias")], ids=str)
-def test_interpolate_half_nonfinite(request, device, dtype, kw):
-    _cuda_pending(request, device)
+def test_interpolate_half_nonfinite(device, dtype, kw):
     x = torch.tensor([[1.0, INF, 3.0, 4.0, NAN, 2.0], [0.5, 1.0, -INF, 2.0, 3.0, 1.0]]).reshape(1, 1, 2, 6)
     for size in [(2, 6), (3, 4), (4, 12), (1, 3)]:
         xd = x.to(dtype).to(device)
@@ -117,37 +117,34 @@ def test_interpolate_half_nonfinite(request, device, dtype, kw):
     ([INF, 1.0], (1, 1), dict(mode="bilinear", antialias=True), [INF]),
     ([1.0, 1.0, NAN], (1, 4), dict(mode="bicubic"), [1.0, NAN, NAN, NAN]),
 ])
-def test_issue_examples(request, device, row, size, kw, expected):
-    _cuda_pending(request, device)
+def test_issue_examples(device, row, size, kw, expected):
     x = torch.tensor(row).reshape(1, 1, 1, -1).to(device)
     y = twinops.interpolate(x, size=size, **kw).cpu().flatten()
     torch.testing.assert_close(y, torch.tensor(expected), equal_nan=True)
 
 
-def test_area_on_cuda_example(request, device):
-    _cuda_pending(request, device)
+def test_area_on_cuda_example(device):
     x = torch.tensor([1.0, 1.0, NAN, 2.0, INF]).reshape(1, 1, 1, 5).to(device)
     y = twinops.interpolate(x, size=(1, 3), mode="area").cpu().flatten()
     torch.testing.assert_close(y, torch.tensor([1.0, NAN, INF]), equal_nan=True)
 
 
-def test_resize_align_corners_example(request, device):
-    _cuda_pending(request, device)
+def test_resize_align_corners_example(device):
     x = torch.tensor([1.0, NAN]).reshape(1, 1, 1, 2).to(device)
     y = twinops.resize(x, sizes=[1, 1, 1, 1], mode="linear", coordinate_transformation_mode="align_corners")
     assert y.flatten().tolist() == [1.0]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cfg=onnx_configs(max_hw=6, max_out=9, modes=("linear", "cubic")), data=st.data())
-def test_resize_nonfinite_matches_onnx_reference(cfg, data):
+def test_resize_nonfinite_matches_onnx_reference(device, cfg, data):
     shape, kw = cfg
     assume(not onnx_reference_is_unstable(shape, kw))
-    x = data.draw(sprinkled(shape)).float()
+    x = data.draw(sprinkled(shape)).float().to(device)
     # onnx.reference (1.23) ends Resize with onnx.numpy_helper.saturate_cast, which clips
     # +-Inf to the dtype's largest finite value; twinops keeps the infinity the sum gives.
     # The float64 graph's +-1.8e308 cannot come from this data, so it is read back as +-Inf.
-    ref = onnx_reference(x.double(), **kw)
+    ref = onnx_reference(x.double().cpu(), **kw)
     big = torch.finfo(torch.float64).max
     ref = torch.where(ref == big, INF, torch.where(ref == -big, -INF, ref))
     assert_same_nonfinite(twinops.resize(x, **kw), ref, 2e-5, 2e-5, f"{shape} {kw}")
@@ -155,8 +152,7 @@ def test_resize_nonfinite_matches_onnx_reference(cfg, data):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cfg=onnx_configs(max_hw=6, max_out=9, modes=("nearest",)), data=st.data())
-def test_resize_nearest_nonfinite_copies(request, device, cfg, data):
-    _cuda_pending(request, device)
+def test_resize_nearest_nonfinite_copies(device, cfg, data):
     # onnx.reference computes nearest as a two-tap dot product with weights (0, 1), so a
     # non-finite neighbour poisons it; twinops (like ONNX Runtime) copies the element the
     # nearest rule selects. The selected element: resize an image of its own indices.
@@ -166,3 +162,73 @@ def test_resize_nearest_nonfinite_copies(request, device, cfg, data):
     index = torch.arange(x.numel(), dtype=torch.float64).reshape(shape).to(device)
     picked = twinops.resize(index, **kw).long()
     assert_same_nonfinite(twinops.resize(x, **kw), x.flatten()[picked], 0, 0, f"{shape} {kw}")
+
+
+# The CUDA kernel families at shapes that route to them (csrc/kernels/resize.cu's
+# launch_gather): staged tiles resampling W first (upscales) and H first (downscales), the
+# halving, doubling and pairs ring/row kernels, the one-tap kernel, and the per-element gather
+# (channels_last). Each stores through its own code, and each notes and recomputes its
+# non-finite outputs (csrc/kernels/resize_fixup.cuh).
+FAMILIES = [
+    ((2, 3, 64, 64), dict(scale_factor=2.0, mode="bilinear")),
+    ((2, 3, 64, 64), dict(scale_factor=2.0, mode="bicubic")),
+    ((2, 3, 64, 64), dict(scale_factor=0.5, mode="bilinear")),
+    ((2, 3, 64, 64), dict(scale_factor=0.5, mode="bicubic")),
+    ((2, 3, 64, 64), dict(scale_factor=0.5, mode="bicubic", antialias=True)),
+    ((2, 3, 64, 64), dict(size=(40, 32), mode="bilinear")),
+    ((2, 3, 50, 70), dict(size=(37, 101), mode="bicubic", antialias=True)),
+    ((2, 3, 50, 70), dict(size=(113, 61), mode="bilinear", align_corners=True)),
+    ((1, 2, 48, 40), dict(size=(30, 90), mode="area")),
+    ((2, 3, 64, 64), dict(scale_factor=0.5, mode="nearest")),
+    ((2, 3, 33, 47), dict(scale_factor=3.0, mode="nearest-exact")),
+]
+
+
+def _sprinkle(shape, seed, count):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=torch.float64) + 0.25
+    flat = x.view(-1)
+    where = torch.randint(0, flat.numel(), (count,), generator=g)
+    kinds = torch.tensor([NAN, INF, -INF], dtype=torch.float64)
+    flat[where] = kinds[torch.randint(0, 3, (count,), generator=g)]
+    return x
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("shape,kw", FAMILIES, ids=[f"{s}-{k}" for s, k in FAMILIES])
+def test_cuda_families_forward_nonfinite(shape, kw, dtype, channels_last):
+    x = _sprinkle(shape, 1, 12).to(dtype).cuda()
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    tol = 2e-5 if dtype == torch.float32 else 2e-2
+    assert_same_nonfinite(twinops.interpolate(x, **kw), F.interpolate(x, **kw), tol, tol, f"{shape} {kw}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("shape,kw", FAMILIES, ids=[f"{s}-{k}" for s, k in FAMILIES])
+def test_cuda_families_backward_nonfinite(shape, kw, channels_last):
+    x = (torch.randn(shape, dtype=torch.float64) + 0.25).float().cuda().requires_grad_()
+    out_shape = F.interpolate(x.detach(), **kw).shape
+    gout = _sprinkle(tuple(out_shape), 2, 12).float().cuda()
+    if channels_last:
+        gout = gout.contiguous(memory_format=torch.channels_last)
+    (ours,) = torch.autograd.grad(twinops.interpolate(x, **kw), x, gout)
+    assert_same_nonfinite(ours, backward_reference(x, kw, gout), 2e-5, 2e-5, f"backward {shape} {kw}")
+
+
+@pytest.mark.parametrize("kw", [dict(mode="bilinear"), dict(mode="bicubic"), dict(mode="bilinear", align_corners=True)],
+                         ids=str)
+def test_backward_reads_with_zero_weight(device, kw):
+    # 2x upscales clamp output 0's window: it reads input 1 with weight 0 (align_corners: every
+    # even output reads its neighbour with weight 0), so an infinite grad_output there gives
+    # the references NaN at input 1, which no nonzero weight connects to it (resize_fixup.cuh).
+    x = torch.randn(1, 2, 16, 16, device=device, requires_grad=True)
+    gout = torch.randn(1, 2, 32, 32, device=device)
+    gout[0, 0, 0, 5] = INF
+    gout[0, 1, 7, 0] = -INF
+    (ours,) = torch.autograd.grad(twinops.interpolate(x, scale_factor=2.0, **kw), x, gout)
+    (ref,) = torch.autograd.grad(F.interpolate(x, scale_factor=2.0, **kw), x, gout)
+    assert_same_nonfinite(ours, ref, 2e-5, 2e-5, f"backward {kw}")

@@ -67,6 +67,10 @@ struct Params {
   //    antialias window); 0: ONNX Resize-19 arithmetic (double coordinates, divide by scale).
   int32_t pytorch = 0;
   float extrapolation_value = 0.f;
+  // 1: the function of ATen's CUDA kernels where they differ from its CPU kernels (the
+  // antialias windows' float arithmetic, pytorch_aa_window; the non-finite rules,
+  // resize_nonfinite.cuh). Not an attribute: the CUDA launchers (torch op, plugins) set it.
+  int32_t cuda = 0;
 };
 
 // Runtime shape and element strides of an NCHW-indexed tensor (any memory layout).
@@ -104,6 +108,11 @@ struct Workspace {
   // 1: the inverse rows keep the windows' zero-weight taps (the CPU backward, whose
   // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
   int32_t zero_taps;
+  // The CUDA backward (backward without zero_taps) only: per axis the range [zlo[i], zhi[i]]
+  // of the outputs that read input i, the windows' zero-weight taps included (int32 each),
+  // and two uint32 state words (a block ticket and a non-finite flag; resize_fixup.cuh).
+  // 0 where absent.
+  size_t zlo[2], zhi[2], state;
   size_t bytes;
 };
 
@@ -197,6 +206,17 @@ TWIN_HD Acc cubic_weight(Acc x, Acc a) {
   return Acc(0);
 }
 
+// ATen's CUDA antialias filters (BilinearFilterFunctor, BicubicFilterFunctor, a = -0.5) with
+// nvcc's contractions; its CPU kernels use cubic_convolution1 / 2 (cubic_weight<true>).
+template <typename Acc>
+TWIN_HD Acc aten_cuda_aa_filter(int32_t mode, Acc x, Acc a) {
+  x = x < Acc(0) ? -x : x;
+  if (mode != kCubic) return x < Acc(1) ? Acc(1) - x : Acc(0);
+  if (x < Acc(1)) return fma_rn(mul_rn(fma_rn(a + Acc(2), x, -(a + Acc(3))), x), x, Acc(1));
+  if (x < Acc(2)) return mul_rn(fma_rn(fma_rn(x - Acc(5), x, Acc(8)), x, Acc(-4)), a);
+  return Acc(0);
+}
+
 template <typename Acc>
 TWIN_HD Acc linear_weight(Acc x) {
   x = x < Acc(0) ? -x : x;
@@ -281,16 +301,20 @@ TWIN_HD int64_t pytorch_nearest_index(const Params& p, const Axis& a, float rf, 
 // ATen's _compute_indices_min_size_weights_aa (PIL's window) for output d, step r =
 // pytorch_step: the filter centre, the first input index and the window size (taps).
 // Mixed float/double promotions as in ATen's CPU code.
+// p.cuda: ATen's CUDA kernel (_compute_weights_span), every operation in Acc.
 template <typename Acc>
 TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d, Acc* center, int64_t* first,
                                int64_t* size) {
   const Acc half_taps = p.mode == kCubic ? Acc(2) : Acc(1);
-  const Acc c = static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
+  const Acc c = p.cuda ? mul_rn(r, static_cast<Acc>(d) + Acc(0.5))
+                       : static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
   const Acc support = r >= Acc(1) ? mul_rn(half_taps, r) : half_taps;
   const int64_t max_size = static_cast<int64_t>(ceil(static_cast<double>(support))) * 2 + 1;
-  int64_t lo = static_cast<int64_t>(static_cast<double>(c - support) + 0.5);
+  int64_t lo = p.cuda ? static_cast<int64_t>((c - support) + Acc(0.5))
+                      : static_cast<int64_t>(static_cast<double>(c - support) + 0.5);
   lo = lo > 0 ? lo : 0;
-  int64_t hi = static_cast<int64_t>(static_cast<double>(c + support) + 0.5);
+  int64_t hi = p.cuda ? static_cast<int64_t>((c + support) + Acc(0.5))
+                      : static_cast<int64_t>(static_cast<double>(c + support) + 0.5);
   hi = hi < a.in ? hi : a.in;
   *center = c;
   *first = lo;
@@ -411,6 +435,12 @@ template <typename Acc>
 TWIN_HD Acc window_weight(const Params& p, const AxisWindow<Acc>& win, int64_t j) {
   if (win.box) return Acc(1);
   if (win.aten_taps) return aten_tap_weight<Acc>(p.mode, static_cast<int32_t>(j - win.j0), win.lambda, static_cast<Acc>(p.cubic_a));
+  if (win.pytorch_aa && p.cuda) {
+    // _compute_weights: (j + (xmin - center) + 0.5) * invscale, j counted from xmin.
+    const Acc t = mul_rn((static_cast<Acc>(j - win.j0) + (static_cast<Acc>(win.j0) - win.x)) + Acc(0.5),
+                         win.filter_scale);
+    return aten_cuda_aa_filter<Acc>(p.mode, t, static_cast<Acc>(p.cubic_a));
+  }
   const Acc t = win.pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - win.x) + 0.5,
                                                          static_cast<double>(win.filter_scale)))
                                : mul_rn(static_cast<Acc>(j) - win.x, win.filter_scale);
@@ -579,8 +609,15 @@ struct Gather {
   // recomputes them with the reference's own terms): 1 forward, 2 backward (src is then
   // grad_output and fy / fx the inverse tables), 0 neither (tests' bare gathers).
   int32_t direction;
-  int32_t cuda_rules;  // the reference is ATen's CUDA kernels (1) or its CPU kernels (0)
   Params params;
+  // The CUDA backward's reader ranges (Workspace.zlo / zhi: the readers of input i with the
+  // windows' zero-weight taps; lo / hi: without them) and state words; null elsewhere, where
+  // the inverse rows themselves keep the zero-weight taps (Workspace.zero_taps).
+  const int32_t* zlo[2] = {nullptr, nullptr};
+  const int32_t* zhi[2] = {nullptr, nullptr};
+  const int32_t* lo[2] = {nullptr, nullptr};
+  const int32_t* hi[2] = {nullptr, nullptr};
+  unsigned* state = nullptr;
 };
 
 // TY / TX > 0: compile-time tap counts (fully unrolled); 0: the runtime counts g.ty / g.tx.
@@ -640,7 +677,7 @@ template <typename T, typename Acc>
 TWIN_HD Gather<T, Acc> forward_gather(const Params& p, const Tables<Acc>& t, const T* input, const int64_t* stride) {
   return Gather<T, Acc>{input, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.in),
                         static_cast<int32_t>(p.w.in), t.first[0], t.weight[0], t.taps[0], t.first[1], t.weight[1],
-                        t.taps[1], static_cast<Acc>(p.extrapolation_value), 1, 0, p};
+                        t.taps[1], static_cast<Acc>(p.extrapolation_value), 1, p};
 }
 
 template <typename T, typename Acc>
@@ -648,7 +685,7 @@ TWIN_HD Gather<T, Acc> backward_gather(const Params& p, const Tables<Acc>& t, co
                                        const int64_t* stride) {
   return Gather<T, Acc>{grad_output, {stride[0], stride[1], stride[2], stride[3]}, static_cast<int32_t>(p.h.out),
                         static_cast<int32_t>(p.w.out), t.ifirst[0], t.iweight[0], t.inv_taps[0], t.ifirst[1],
-                        t.iweight[1], t.inv_taps[1], Acc(0), 2, 0, p};
+                        t.iweight[1], t.inv_taps[1], Acc(0), 2, p};
 }
 
 // F.interpolate's nearest along axis `a` when out / in or in / out is a power of two s up to

@@ -221,12 +221,12 @@ enum class AxisQuery : int32_t {
 };
 int32_t cached_axis(const Params& p, const Axis& a, AxisQuery q, int32_t taps, size_t opmath_bytes) {
   using Key = std::tuple<int64_t, int64_t, uint64_t, uint64_t, uint64_t, int32_t, int32_t, int32_t, uint64_t, int32_t,
-                         int32_t, int32_t, int32_t, int32_t, size_t>;
+                         int32_t, int32_t, int32_t, int32_t, int32_t, size_t>;
   static std::mutex mutex;
   static std::map<Key, int32_t> cache;
   const Key key{a.in,    a.out,           bits_of(a.scale), bits_of(a.roi_start),  bits_of(a.roi_end),
                 p.mode,  p.coord,         p.nearest,        bits_of(p.cubic_a),    p.exclude_outside,
-                p.antialias, p.pytorch,   static_cast<int32_t>(q), taps, opmath_bytes};
+                p.antialias, p.pytorch,   p.cuda,           static_cast<int32_t>(q), taps, opmath_bytes};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -330,6 +330,18 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward, 
     } else {
       ws.lo[k] = ws.hi[k] = ws.ifirst[k] = ws.iweight[k] = 0;
     }
+    ws.zlo[k] = ws.zhi[k] = 0;
+    if (backward && !ws.zero_taps) {
+      ws.zlo[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+      ws.zhi[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+    }
+  }
+  ws.state = 0;
+  if (backward && !ws.zero_taps) {
+    ws.state = off;
+    off = align_up(off + 2 * sizeof(uint32_t));
   }
   ws.bytes = off;
   return ws;

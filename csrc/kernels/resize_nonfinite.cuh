@@ -9,8 +9,8 @@
 // in the fast result (a window with a non-finite value gives a non-finite sum either way;
 // one without differs only through padding taps, which give NaN), so a gather can test each
 // stored value and recompute the rare non-finite one here (finish_element), keeping its
-// arithmetic and speed for everything else. The CPU gather does; the CUDA kernels do not yet
-// (docs/ops/resize-nonfinite.md says what was measured).
+// arithmetic and speed for everything else. The CPU gather does so at each store; the CUDA
+// kernels after their stores (resize_fixup.cuh).
 //
 // The reference's terms per axis: each distinct input index its taps read (clamped), with
 // the sum of those taps' weights and whether an infinite value there gives the reference
@@ -127,119 +127,145 @@ TWIN_HD Acc reference_weight(const Params& p, const AxisWindow<Acc>& win, int64_
   return window_weight<Acc>(p, win, j);
 }
 
-// Calls term(RefTerm) for each input index output d's reference reads along `a` under
-// `rule`, ascending. kFormula's window is axis_entry's before merging and padding;
-// onnx.reference also reads the taps exclude_outside drops (weight 0, at the clamped index).
-template <typename Acc, typename Term>
-TWIN_HD void reference_terms(const Params& p, const Axis& a, int64_t d, int32_t rule, Term&& term) {
-  if (rule != kFormula) {
-    term(RefTerm<Acc>{d, Acc(1), rule == kSelfTwice});
-    return;
-  }
-  const AxisWindow<Acc> win = axis_window<Acc>(p, a, d);
-  const int64_t last = a.in - 1;
-  const bool read_excluded = !p.pytorch && p.exclude_outside && p.mode != kArea && p.mode != kNearest;
-  Acc total = Acc(0);
-  if (win.normalise)
-    for (int64_t j = win.jb; j <= win.je; ++j) total += reference_weight<Acc>(p, win, j);
-  const bool divide = win.normalise && total != Acc(0);
-  RefTerm<Acc> cur{-1, Acc(0), false};
-  bool pos = false, neg = false;
-  const int64_t jb = read_excluded ? win.j0 : win.jb, je = read_excluded ? win.j1 : win.je;
-  for (int64_t j = jb; j <= je; ++j) {
-    const bool outside = j < win.jb || j > win.je;
-    const Acc wt = outside ? Acc(0) : reference_weight<Acc>(p, win, j);
-    const int64_t k = clamp_index<int64_t>(j, 0, last);
-    if (k != cur.k) {
-      if (cur.k >= 0) {
-        cur.nan_on_inf = cur.nan_on_inf || (pos && neg);
-        term(cur);
-      }
-      cur = RefTerm<Acc>{k, Acc(0), false};
-      pos = neg = false;
-    }
-    cur.w += divide ? wt / total : wt;
-    pos = pos || wt > Acc(0);
-    neg = neg || wt < Acc(0);
-    cur.nan_on_inf = cur.nan_on_inf || wt == Acc(0);
-  }
-  if (cur.k >= 0) {
-    cur.nan_on_inf = cur.nan_on_inf || (pos && neg);
-    term(cur);
-  }
-}
-
-// reference_terms in the precision the reference weighs in: F.interpolate's opmath Acc, and
+// The reference's terms of output d along axis `a` under `rule`, ascending: init() finds the
+// window and its normalising total, each next() gives the next input index the reference
+// reads (kFormula: axis_entry's window before merging and padding, each tap at its clamped
+// index, zero weights included; onnx.reference also reads the taps exclude_outside drops,
+// with weight 0). W: the precision the reference weighs in: F.interpolate's opmath, and
 // onnx.reference's float64 (its zero weights at integral coordinates are exact zeros there,
 // and a float32 polynomial's are not always: cubic_coeff_a = -0.6).
-template <typename Acc, typename Term>
-TWIN_HD void for_each_term(const Params& p, const Axis& a, int64_t d, int32_t rule, Term&& term) {
-  if (p.pytorch) {
-    reference_terms<Acc>(p, a, d, rule, term);
-  } else {
-    reference_terms<double>(p, a, d, rule, [&](const RefTerm<double>& t) {
-      term(RefTerm<Acc>{t.k, static_cast<Acc>(t.w), t.nan_on_inf});
-    });
+// Both are called, not inlined, on the device: ptxas compiles a kernel's callees once per
+// kernel, and with this arithmetic inlined at every use the fix-up (resize_fixup.cuh) made
+// resize.cu's ptxas run take minutes longer.
+template <typename W>
+struct TermCursor {
+  const Params* p = nullptr;
+  AxisWindow<W> win;
+  int64_t d = 0, last = 0, j = 0, je = -1;
+  W total = W(0);
+  bool divide = false;
+  int32_t rule = kFormula;
+
+  TWIN_HD_CALLED void init(const Params& params, const Axis& a, int64_t out, int32_t r) {
+    p = &params;
+    d = out;
+    rule = r;
+    last = a.in - 1;
+    win = axis_window<W>(params, a, out);
+    if (r != kFormula) {  // one term: input d
+      j = je = 0;
+      return;
+    }
+    total = W(0);
+    if (win.normalise)
+      for (int64_t k = win.jb; k <= win.je; ++k) total += reference_weight<W>(params, win, k);
+    divide = win.normalise && total != W(0);
+    const bool read_excluded =
+        !params.pytorch && params.exclude_outside && params.mode != kArea && params.mode != kNearest;
+    j = read_excluded ? win.j0 : win.jb;
+    je = read_excluded ? win.j1 : win.je;
   }
+
+  TWIN_HD_CALLED bool next(RefTerm<W>* out) {
+    if (j > je) return false;
+    if (rule != kFormula) {
+      *out = RefTerm<W>{d, W(1), rule == kSelfTwice};
+      j = je + 1;
+      return true;
+    }
+    RefTerm<W> cur{clamp_index<int64_t>(j, 0, last), W(0), false};
+    bool pos = false, neg = false;
+    for (; j <= je && clamp_index<int64_t>(j, 0, last) == cur.k; ++j) {
+      const W wt = j < win.jb || j > win.je ? W(0) : reference_weight<W>(*p, win, j);
+      cur.w += divide ? wt / total : wt;
+      pos = pos || wt > W(0);
+      neg = neg || wt < W(0);
+      cur.nan_on_inf = cur.nan_on_inf || wt == W(0);
+    }
+    cur.nan_on_inf = cur.nan_on_inf || (pos && neg);
+    *out = cur;
+    return true;
+  }
+};
+
+template <typename Acc, typename W>
+TWIN_HD RefTerm<Acc> acc_term(const RefTerm<W>& t) {
+  return RefTerm<Acc>{t.k, static_cast<Acc>(t.w), t.nan_on_inf};
 }
 
-// The reference's forward output (n, c, y, x) over g.src (the input).
-template <typename T, typename Acc>
+// The reference's forward output (n, c, y, x) over g.src (the input), weighed in W.
+template <typename W, typename T, typename Acc>
 TWIN_HD Acc reference_forward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
   const Params& p = g.params;
-  if (axis_window<Acc>(p, p.h, y).extrapolate || axis_window<Acc>(p, p.w, x).extrapolate) return g.extrapolation;
+  TermCursor<W> cy, cx;
+  cy.init(p, p.h, y, reference_rule(p, 0, false, p.cuda != 0));
+  cx.init(p, p.w, x, reference_rule(p, 1, false, p.cuda != 0));
+  if (cy.win.extrapolate || cx.win.extrapolate) return g.extrapolation;
   const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
-  const int32_t rule_y = reference_rule(p, 0, false, g.cuda_rules != 0);
-  const int32_t rule_x = reference_rule(p, 1, false, g.cuda_rules != 0);
   Acc acc = Acc(0);
-  for_each_term<Acc>(p, p.h, y, rule_y, [&](const RefTerm<Acc>& ty) {
+  RefTerm<W> ty, tx;
+  while (cy.next(&ty)) {
     const T* row = plane + ty.k * g.stride[2];
+    TermCursor<W> rx = cx;  // the row's walk along W from its start
     Acc racc = Acc(0);
-    for_each_term<Acc>(p, p.w, x, rule_x, [&](const RefTerm<Acc>& tx) {
-      racc += ref_product(tx, Convert<T>::template load<Acc>(row[tx.k * g.stride[3]]));
-    });
-    acc += ref_product(ty, racc);
-  });
+    while (rx.next(&tx)) racc += ref_product(acc_term<Acc>(tx), Convert<T>::template load<Acc>(row[tx.k * g.stride[3]]));
+    acc += ref_product(acc_term<Acc>(ty), racc);
+  }
   return acc;
 }
 
-// The term of output d's reference window along `a` that reads input i (w = 0 and no NaN
-// rule when none does).
-template <typename Acc>
-TWIN_HD RefTerm<Acc> reference_term_at(const Params& p, const Axis& a, int64_t d, int32_t rule, int64_t i) {
-  RefTerm<Acc> found{-1, Acc(0), false};
-  for_each_term<Acc>(p, a, d, rule, [&](const RefTerm<Acc>& t) {
-    if (t.k == i) found = t;
-  });
-  return found;
+// The term of output d's reference window along `a` that reads input i (k = -1 when none
+// does, or d is extrapolated).
+template <typename W>
+TWIN_HD RefTerm<W> reference_term_at(const Params& p, const Axis& a, int64_t d, int32_t rule, int64_t i) {
+  TermCursor<W> cur;
+  cur.init(p, a, d, rule);
+  RefTerm<W> t{-1, W(0), false};
+  if (cur.win.extrapolate) return t;
+  while (cur.next(&t))
+    if (t.k >= i) return t.k == i ? t : RefTerm<W>{-1, W(0), false};
+  return RefTerm<W>{-1, W(0), false};
 }
 
-// The reference's backward output (n, c, iy, ix) over g.src (grad_output): the sum over the
-// outputs whose windows read (iy, ix), which lie in the inverse tables' rows where those keep
-// the windows' zero-weight taps (Workspace.zero_taps: the CPU's do).
+// The outputs whose reference windows read input i along axis k (0 = H): [*lo, *hi], empty
+// when *lo > *hi. The CUDA backward's ranges (g.zlo / g.zhi); elsewhere the inverse tables'
+// rows, which keep the windows' zero-weight taps there (Workspace.zero_taps: the CPU's do).
 template <typename T, typename Acc>
+TWIN_HD void reference_readers(const Gather<T, Acc>& g, int k, int64_t i, int64_t* lo, int64_t* hi) {
+  if (g.zlo[k] != nullptr) {
+    *lo = g.zlo[k][i];
+    *hi = g.zhi[k][i];
+    return;
+  }
+  const int32_t first = (k == 0 ? g.fy : g.fx)[i];
+  *lo = first < 0 ? 1 : first;
+  *hi = first < 0 ? 0 : first + (k == 0 ? g.ty : g.tx) - 1;
+  const int64_t last = (k == 0 ? g.src_h : g.src_w) - 1;
+  if (*hi > last) *hi = last;
+}
+
+// The reference's backward output (n, c, iy, ix) over g.src (grad_output), weighed in W: the
+// sum over the outputs whose windows read (iy, ix) (reference_readers).
+template <typename W, typename T, typename Acc>
 TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t iy, int64_t ix) {
   const Params& p = g.params;
-  const int32_t y0 = g.fy[iy], x0 = g.fx[ix];
-  if (y0 < 0 || x0 < 0) return Acc(0);
+  int64_t y_lo, y_hi, x_lo, x_hi;
+  reference_readers(g, 0, iy, &y_lo, &y_hi);
+  reference_readers(g, 1, ix, &x_lo, &x_hi);
   const T* plane = g.src + n * g.stride[0] + c * g.stride[1];
-  const int32_t rule_y = reference_rule(p, 0, true, g.cuda_rules != 0);
-  const int32_t rule_x = reference_rule(p, 1, true, g.cuda_rules != 0);
+  const int32_t rule_y = reference_rule(p, 0, true, p.cuda != 0);
+  const int32_t rule_x = reference_rule(p, 1, true, p.cuda != 0);
   Acc acc = Acc(0);
-  for (int32_t a = 0; a < g.ty && y0 + a < g.src_h; ++a) {
-    const int64_t dy = y0 + a;
-    if (axis_window<Acc>(p, p.h, dy).extrapolate) continue;
-    const RefTerm<Acc> ty = reference_term_at<Acc>(p, p.h, dy, rule_y, iy);
+  for (int64_t dy = y_lo; dy <= y_hi; ++dy) {
+    const RefTerm<W> ty = reference_term_at<W>(p, p.h, dy, rule_y, iy);
     if (ty.k < 0) continue;
     Acc racc = Acc(0);
-    for (int32_t b = 0; b < g.tx && x0 + b < g.src_w; ++b) {
-      const int64_t dx = x0 + b;
-      if (axis_window<Acc>(p, p.w, dx).extrapolate) continue;
-      const RefTerm<Acc> tx = reference_term_at<Acc>(p, p.w, dx, rule_x, ix);
+    for (int64_t dx = x_lo; dx <= x_hi; ++dx) {
+      const RefTerm<W> tx = reference_term_at<W>(p, p.w, dx, rule_x, ix);
       if (tx.k < 0) continue;
-      racc += ref_product(tx, Convert<T>::template load<Acc>(plane[dy * g.stride[2] + dx * g.stride[3]]));
+      racc += ref_product(acc_term<Acc>(tx), Convert<T>::template load<Acc>(plane[dy * g.stride[2] + dx * g.stride[3]]));
     }
-    acc += ref_product(ty, racc);
+    acc += ref_product(acc_term<Acc>(ty), racc);
   }
   return acc;
 }
@@ -247,12 +273,14 @@ TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, in
 // The reference's value of output (n, c, y, x) of gather g (forward or backward).
 template <typename T, typename Acc>
 TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
-  return g.direction == 2 ? reference_backward(g, n, c, y, x) : reference_forward(g, n, c, y, x);
+  if (g.params.pytorch)
+    return g.direction == 2 ? reference_backward<Acc>(g, n, c, y, x) : reference_forward<Acc>(g, n, c, y, x);
+  return g.direction == 2 ? reference_backward<double>(g, n, c, y, x) : reference_forward<double>(g, n, c, y, x);
 }
 
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the
 // reference's value (see the top of this file). The CPU gather calls it on every output it
-// stores; the CUDA kernels do not yet (docs/ops/resize-nonfinite.md, "Status on CUDA").
+// stores; the CUDA kernels note non-finite stores and recompute afterwards (resize_fixup.cuh).
 template <typename T, typename Acc>
 TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
   if (finite_value(v) || g.direction == 0) return v;

@@ -32,6 +32,7 @@ at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& ar
   Prepared r = Backward ? prepare_backward(src, size, args) : prepare_forward(src, size, args);
   if (r.result.numel() == 0) return r.result;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  r.params.cuda = 1;  // ATen's CUDA arithmetic and rules where they differ from its CPU kernels'
   const size_t acc = src.scalar_type() == at::kDouble ? sizeof(double) : sizeof(float);
   const resize::Workspace L = resize::workspace_layout(r.params, acc, Backward);
   const at::Tensor ws = at::empty({static_cast<int64_t>(L.bytes)}, src.options().dtype(at::kByte));

@@ -376,6 +376,7 @@ int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvi
     log_error(who + err);
     return cudaErrorInvalidValue;
   }
+  p.cuda = 1;  // the torch op's CUDA function (resize::Params::cuda)
   const resize::Workspace L = resize::workspace_layout(p, sizeof(float), false);
   if (L.bytes > 0 && workspace == nullptr) {
     log_error(who + "TensorRT passed no workspace; " + std::to_string(L.bytes) + " bytes are needed");
