@@ -97,7 +97,9 @@ def _run(cmd: Sequence[str]) -> None:
 def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str]) -> List[str]:
     """nvcc objects of the kernels, reused while sources, headers and flags are unchanged."""
     nvcc = os.path.join(cuda, "bin", "nvcc")
-    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "-Xcompiler", "-fPIC,-fvisibility=hidden"]
+    # --split-compile=0: every core on the one large kernel unit (as setup.py).
+    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0", "-Xcompiler",
+             "-fPIC,-fvisibility=hidden"]
     flags += arch_flags(archs)
     digest = hashlib.sha256(" ".join(flags).encode())
     headers = [os.path.join(KERNELS, f) for f in sorted(os.listdir(KERNELS)) if f.endswith((".cuh", ".h"))]
