@@ -113,3 +113,20 @@ def test_half_error_no_larger_than_atens_plus_one_ulp(device, dtype, kw):
     worse = err_ours > err_aten + _ulp(ref, dtype)
     assert not worse.any(), (f"{int(worse.sum())} outputs further from float64 than ATen's {dtype} plus one ulp "
                              f"(max excess {float((err_ours - err_aten).max()):.3g})")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True], ids=["half_pixel", "align_corners"])
+@pytest.mark.parametrize("width,kw", [(456, dict(size=(1, 270))), (61, dict(scale_factor=(1.0, 0.45))),
+                                      (61, dict(scale_factor=(1.0, 3.0))), (1920, dict(size=(1, 960)))],
+                         ids=["456-270", "61-x0.45", "61-x3", "1920-960"])
+def test_cuda_antialias_weights_are_atens(mode, align_corners, width, kw):
+    # One-hot rows through the W pass (H is unchanged, and a length-1 axis' antialias weight is
+    # exactly 1), so every output is one weight as ATen's CUDA kernel computes it: float32 with
+    # nvcc's fused multiply-adds (_compute_weights_span, _compute_weights). twinops' CUDA tables
+    # compute the same bits (Params::cuda, pytorch_aa_window); its CPU tables follow ATen's CPU.
+    eye = torch.eye(width, device="cuda").reshape(width, 1, 1, width)
+    args = dict(mode=mode, align_corners=align_corners, antialias=True, **kw)
+    ours, ref = twinops.interpolate(eye, **args), F.interpolate(eye, **args)
+    assert torch.equal(ours, ref), f"{int((ours != ref).sum())} weights differ, max {float((ours - ref).abs().max()):.3g}"

@@ -7,13 +7,9 @@
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define TWIN_HD __host__ __device__ __forceinline__
-// Host and device, called (not inlined) on the device: cold code that TWIN_HD callers would
-// otherwise copy into every call site.
-#define TWIN_HD_CALLED __host__ __device__ __noinline__
 #define TWIN_DEVICE_COMPILE 1
 #else
 #define TWIN_HD inline
-#define TWIN_HD_CALLED inline
 #endif
 
 namespace twinops {

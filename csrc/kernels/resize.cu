@@ -18,7 +18,6 @@
 #include <utility>
 
 #include "resize.cuh"
-#include "resize_fixup.cuh"
 
 namespace twinops {
 namespace resize {
@@ -60,8 +59,7 @@ __device__ bool axis_thread(int64_t len_h, int64_t len_w, int* k, int64_t* d) {
   return *d < (*k == 0 ? len_h : len_w);
 }
 
-// Forward tables; for the backward also the empty [lo, hi] (and [zlo, zhi]) ranges and the
-// zeroed state words (one launch, no memsets).
+// Forward tables; for the backward also the empty [lo, hi] ranges (one launch, no memsets).
 template <typename Acc>
 __global__ void build_tables_kernel(Params p, Workspace L, char* ws, bool backward) {
   int k;
@@ -76,14 +74,6 @@ __global__ void build_tables_kernel(Params p, Workspace L, char* ws, bool backwa
   if (backward && d < a.in) {
     reinterpret_cast<int32_t*>(ws + L.lo[k])[d] = INT32_MAX;
     reinterpret_cast<int32_t*>(ws + L.hi[k])[d] = -1;
-    if (L.zlo[k] != 0) {
-      reinterpret_cast<int32_t*>(ws + L.zlo[k])[d] = INT32_MAX;
-      reinterpret_cast<int32_t*>(ws + L.zhi[k])[d] = -1;
-    }
-  }
-  if (backward && k == 0 && d == 0 && L.state != 0) {
-    reinterpret_cast<unsigned*>(ws + L.state)[0] = 0u;
-    reinterpret_cast<unsigned*>(ws + L.state)[1] = 0u;
   }
 }
 
@@ -99,18 +89,10 @@ __global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
   int32_t* lo = reinterpret_cast<int32_t*>(ws + L.lo[k]);
   int32_t* hi = reinterpret_cast<int32_t*>(ws + L.hi[k]);
   const int32_t taps = L.taps[k];
-  int32_t* zlo = L.zlo[k] != 0 ? reinterpret_cast<int32_t*>(ws + L.zlo[k]) : nullptr;
-  int32_t* zhi = reinterpret_cast<int32_t*>(ws + L.zhi[k]);
   // Min/max are order independent: the ranges, and so the backward, are deterministic.
   for (int32_t t = 0; t < taps; ++t) {
-    const Acc w = weight[d * taps + t];
-    if (padding_weight(w)) continue;
+    if (weight[d * taps + t] == Acc(0)) continue;
     const int32_t idx = tap_index(first[d], t, static_cast<int32_t>(a.in));
-    if (zlo != nullptr) {  // every reader, for resize_fixup.cuh
-      atomicMin(zlo + idx, static_cast<int32_t>(d));
-      atomicMax(zhi + idx, static_cast<int32_t>(d));
-    }
-    if (w == Acc(0)) continue;
     atomicMin(lo + idx, static_cast<int32_t>(d));
     atomicMax(hi + idx, static_cast<int32_t>(d));
   }
@@ -130,20 +112,14 @@ __global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
 }
 
 template <int TY, int TX, typename T, typename Acc, typename I>
-__global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
+__global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
                                                           T* __restrict__ dst) {
-  const I first = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x, step = static_cast<I>(gridDim.x) * blockDim.x;
-  Acc bad = Acc(0);  // resize_fixup.cuh
-  for (I idx = first; idx < total; idx += step) {
+  for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, y, x;
     decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
-    const Acc v = gather_element<TY, TX>(g, n, c, y, x);
-    note(bad, v);
-    dst[idx] = Convert<T>::template store<Acc>(v);
+    dst[idx] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, y, x));
   }
-  if (noted(bad))
-    for (I idx = first; idx < total; idx += step) fix_dense(g, idx, C, H, W, channels_last, dst);
-  backward_epilogue(g, noted(bad), total / (static_cast<int64_t>(C) * H * W), C, H, W, channels_last, dst);
 }
 
 // NCHW fast path. A block owns a th x TW tile of one output plane (th <= kTileHMax) and
@@ -268,7 +244,7 @@ constexpr int staged_min_blocks() {
 
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
-    staged_gather_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
+    staged_gather_kernel(Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
                          int64_t planes, int32_t th, int32_t max_rows, int32_t win_cols, bool vec_copy,
                          bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
@@ -293,7 +269,6 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
   const int tid = threadIdx.x;
   const int32_t oy0 = blockIdx.y * th, ox0 = blockIdx.x * TW;
   const int32_t tile_h = min(th, OH - oy0), tile_w = min(TW, OW - ox0);
-  Acc bad = Acc(0);  // resize_fixup.cuh
 
   // The tables this tile reads, tile-locally indexed: its own entries in shared memory when
   // resampling along H first; else (upscaling) the workspace's, which the table kernel built
@@ -373,16 +348,11 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       const int64_t n = plane / C, c = plane % C;
       T* out = dst + plane * plane_size;
       for (int i = tid / TW; i < tile_h; i += kRowStep1) {
-        if (j < tile_w) {
-          const Acc v = gather_element<TY, TX>(gt, n, c, i, j);
-          note(bad, v);
-          out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] = Convert<T>::template store<Acc>(v);
-        }
+        if (j < tile_w)
+          out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] =
+              Convert<T>::template store<Acc>(gather_element<TY, TX>(gt, n, c, i, j));
       }
     }
-    if (noted(bad) && j < tile_w)
-      fix_outputs(g, C, planes, OH, OW, oy0 + tid / TW, oy0 + tile_h, kRowStep1, ox0 + j, ox0 + j + 1, dst);
-    backward_epilogue(g, noted(bad), planes / C, C, OH, OW, false, dst);
     return;
   }
   // Rows of `mid`, shared by every plane (published by the barrier before the first pass 1;
@@ -558,17 +528,12 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
     };
     auto store_row = [&](T* dst_row, int32_t off, const Acc* v) {
       if (fast && off >= 0) {
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) note(bad, v[e]);
         store4(dst_row, v);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          if (oxq + e < OW) {
-            const Acc u = off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation;
-            note(bad, u);
-            dst_row[e] = Convert<T>::template store<Acc>(u);
-          }
+          if (oxq + e < OW)
+            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
       }
     };
     int i = i_begin;
@@ -678,9 +643,7 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
         if (col_ok)
           for (int32_t b = 0; b < tx; ++b) v += wxr[b] * p[b];
       }
-      const Acc u = col_ok && (row_bits >> i & 1u) ? v : extrapolation;
-      note(bad, u);
-      *o = Convert<T>::template store<Acc>(u);
+      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? v : extrapolation);
       p += kRowStep1 * win_cols;
       o += o_step;
     }
@@ -743,13 +706,6 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
     s_pass1 = s_copy;
     s_copy = s_copy == kStages - 1 ? 0 : s_copy + 1;
   }
-  if (noted(bad)) {  // the outputs pass 2 stored
-    if constexpr (WFirst)
-      fix_outputs(g, C, planes, OH, OW, oy0 + i_begin, oy0 + i_end, 1, oxq, oxq + kVec, dst);
-    else if (col_store)
-      fix_outputs(g, C, planes, OH, OW, oy0 + r1, oy0 + tile_h, kRowStep1, ox0 + j, ox0 + j + 1, dst);
-  }
-  backward_epilogue(g, noted(bad), planes / C, C, OH, OW, false, dst);
 }
 
 // Calls body(src, plane) for the output planes blockIdx.z, blockIdx.z + gridDim.z, ... below
@@ -785,7 +741,7 @@ __device__ __forceinline__ void for_planes(const Gather<T, Acc>& g, int32_t C, i
 // kernel before the gather cost about 3.6 us per call.
 constexpr int kOneTapRows = kThreads / 32;  // rows per block; a warp spans 32 * kVec columns
 template <bool kOwn, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
+__global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH,
                                                            int32_t OW, int64_t planes, bool vec_store,
                                                            T* __restrict__ dst) {
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * kVec;
@@ -814,7 +770,6 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant
   const int64_t step_n = step / C, step_c = step % C;
   int64_t n = blockIdx.z / C, c = blockIdx.z % C;
   const int32_t y_begin = blockIdx.y * kOneTapRows + threadIdx.x / 32, y_step = gridDim.y * kOneTapRows;
-  Acc bad = Acc(0);  // resize_fixup.cuh
   for (int64_t plane = blockIdx.z; plane < planes; plane += step) {
     const T* src = g.src + n * g.stride[0] + c * g.stride[1];
     T* out = dst + plane * plane_size + x0;
@@ -831,8 +786,6 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant
         a += wy * r;
         v[e] = sy >= 0 && (okx >> e & 1u) ? a : g.extrapolation;
       }
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) note(bad, v[e]);
       T* o = out + static_cast<int64_t>(y) * OW;
       if (full) {
         store4(o, v);
@@ -849,8 +802,6 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant
       ++n;
     }
   }
-  // No backward_epilogue: one-tap windows have no zero-weight taps, so no zero readers.
-  if (noted(bad)) fix_outputs(g, C, planes, OH, OW, y_begin, OH, y_step, x0, x0 + kVec, dst);
 }
 
 // Exact 2:1 downscaling along W whose two-tap windows are the input pairs (see pairs_axis:
@@ -863,7 +814,7 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(const __grid_constant
 template <typename T>
 constexpr int kPairLoad = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
 template <typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__ Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+__global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
                                                          int64_t planes, T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2;
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * K;
@@ -883,7 +834,6 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__
     memcpy(&v, &raw, sizeof(raw));
     return v;
   };
-  Acc bad = Acc(0);  // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -893,7 +843,6 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__
       if (fy < 0) {
 #pragma unroll
         for (int e = 0; e < K; ++e) o.v[e] = Convert<T>::template store<Acc>(g.extrapolation);
-        note(bad, g.extrapolation);
       } else {
         const Acc wy0 = g.wy[2 * y], wy1 = g.wy[2 * y + 1];
         const Pack<T, G> a = load(src + fy * row_stride);
@@ -908,7 +857,6 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__
           Acc acc = Acc(0);
           acc += wy0 * r0;
           acc += wy1 * r1;
-          note(bad, acc);
           o.v[e] = Convert<T>::template store<Acc>(acc);
         }
       }
@@ -917,7 +865,6 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(y) * OW), raw);
     }
   });
-  if (noted(bad)) fix_outputs(g, C, planes, OH, OW, y_begin, OH, y_step, x0, x0 + K, dst);
 }
 
 // The type of one aligned load of kBytes (2, 4, 8 or 16) bytes.
@@ -1174,16 +1121,14 @@ __device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Chunk 
 
 // The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
 // the row's weights wy, rounded to T.
-// Notes each output in `bad` (resize_fixup.cuh).
 template <typename T, int NT, int NO, typename Acc>
-__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Acc& bad) {
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO]) {
   Pack<T, NO> o;
 #pragma unroll
   for (int e = 0; e < NO; ++e) {
     Acc acc = Acc(0);
 #pragma unroll
     for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
-    note(bad, acc);
     o.v[e] = Convert<T>::template store<Acc>(acc);
   }
   return o;
@@ -1202,7 +1147,7 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
 __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT, T>::kMinBlocks)
-    halving_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                    T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
   constexpr int kWarps = HalvingBlock<TT, T>::kThreads / 32;
@@ -1235,7 +1180,6 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     ring_w_sum<2, 1, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = HalvingBlock<TT, T>::kAhead;  // rows fetched ahead
-  Acc bad = Acc(0);                                // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -1264,7 +1208,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      const Pack<T, K> o = ring_h_sum<T>(wy, mid, bad);
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid);
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -1275,7 +1219,6 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     };
     rotate_rows<A>(y, y_end, buf, row);
   });
-  if (noted(bad)) fix_outputs(g, C, planes, OH, OW, y_begin, y_end, 1, x0, x0 + K, dst);
 }
 
 // Exact 2x upscaling of both axes with every output's window around its input (see
@@ -1290,7 +1233,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
 constexpr int kDoublingCols = 4;  // input columns per lane
 template <int TT, int NW, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
-    doubling_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                     T* __restrict__ dst) {
   constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1320,7 +1263,6 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     ring_w_sum<1, 2, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = NW == 3 ? 2 : 1;  // rows fetched ahead
-  Acc bad = Acc(0);                   // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + c0;
     T* out = dst + plane * plane_size + 2 * c0;
@@ -1346,7 +1288,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        const Pack<T, OC> o = ring_h_sum<T>(wy, mid, bad);
+        const Pack<T, OC> o = ring_h_sum<T>(wy, mid);
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
@@ -1361,7 +1303,28 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     };
     rotate_rows<A>(i_begin, i_end, buf, row);
   });
-  if (noted(bad)) fix_outputs(g, C, planes, OH, OW, 2 * i_begin, 2 * i_end, 1, 2 * c0, 2 * c0 + OC, dst);
+}
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
+}
+
+// Per-element gather (NHWC, and NCHW tiles that do not fit), unrolled for 1, 2 and 4 taps.
+template <int TY, int TX, typename T, typename Acc>
+cudaError_t launch_elementwise(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
+                               T* dst, cudaStream_t stream) {
+  constexpr int FY = TY <= 4 ? TY : 0, FX = TX <= 4 ? TX : 0;
+  const int64_t total = N * C * H * W;
+  if (total < INT32_MAX) {  // 32-bit index decomposition; element offsets stay 64-bit
+    gather_kernel<FY, FX, T, Acc, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
+        g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), static_cast<int32_t>(total),
+        channels_last, dst);
+  } else {
+    gather_kernel<FY, FX, T, Acc, int64_t><<<blocks_for(total), kThreads, 0, stream>>>(g, C, H, W, total,
+                                                                                       channels_last, dst);
+  }
+  return cudaGetLastError();
 }
 
 // Shared memory of the current device: per SM, the most one block may opt in to, and what
@@ -1424,36 +1387,6 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks, in
     return e;
   *blocks = cache[key] = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
   return cudaSuccess;
-}
-
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < (1 << 20) ? (b > 0 ? b : 1) : (1 << 20));
-}
-
-// Per-element gather (NHWC, and NCHW tiles that do not fit), unrolled for 1, 2 and 4 taps.
-template <int TY, int TX, typename T, typename Acc>
-cudaError_t launch_elementwise(const Gather<T, Acc>& g, int64_t N, int64_t C, int64_t H, int64_t W, bool channels_last,
-                               T* dst, cudaStream_t stream) {
-  constexpr int FY = TY <= 4 ? TY : 0, FX = TX <= 4 ? TX : 0;
-  const int64_t total = N * C * H * W;
-  const bool narrow = total < INT32_MAX;  // 32-bit index decomposition; element offsets stay 64-bit
-  const void* kernel = narrow ? reinterpret_cast<const void*>(gather_kernel<FY, FX, T, Acc, int32_t>)
-                              : reinterpret_cast<const void*>(gather_kernel<FY, FX, T, Acc, int64_t>);
-  unsigned blocks = blocks_for(total);
-  if (g.state != nullptr) {  // one ticket per block (backward_epilogue): a resident wave, looping
-    int64_t resident = 0;
-    if (cudaError_t e = resident_blocks(kernel, 0, &resident); e != cudaSuccess) return e;
-    blocks = static_cast<unsigned>(std::min<int64_t>(blocks, resident));
-  }
-  if (narrow) {
-    gather_kernel<FY, FX, T, Acc, int32_t><<<blocks, kThreads, 0, stream>>>(
-        g, static_cast<int32_t>(C), static_cast<int32_t>(H), static_cast<int32_t>(W), static_cast<int32_t>(total),
-        channels_last, dst);
-  } else {
-    gather_kernel<FY, FX, T, Acc, int64_t><<<blocks, kThreads, 0, stream>>>(g, C, H, W, total, channels_last, dst);
-  }
-  return cudaGetLastError();
 }
 
 // Whether every element offset within a source plane fits in 32 bits.
@@ -1867,14 +1800,6 @@ cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g
       return e;
   }
   if (cudaError_t e = build_tables<Acc>(p, L, ws, true, stream); e != cudaSuccess) return e;
-  // The reader ranges and state words of resize_fixup.cuh (the inverse rows hold nonzero taps).
-  for (int k = 0; k < 2; ++k) {
-    g.zlo[k] = reinterpret_cast<const int32_t*>(ws + L.zlo[k]);
-    g.zhi[k] = reinterpret_cast<const int32_t*>(ws + L.zhi[k]);
-    g.lo[k] = reinterpret_cast<const int32_t*>(ws + L.lo[k]);
-    g.hi[k] = reinterpret_cast<const int32_t*>(ws + L.hi[k]);
-  }
-  g.state = reinterpret_cast<unsigned*>(ws + L.state);
   return gather(g, TableSource{}, geo.n, geo.c, p.h.in, p.w.in, channels_last, grad_input, stream);
 }
 

@@ -108,11 +108,6 @@ struct Workspace {
   // 1: the inverse rows keep the windows' zero-weight taps (the CPU backward, whose
   // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
   int32_t zero_taps;
-  // The CUDA backward (backward without zero_taps) only: per axis the range [zlo[i], zhi[i]]
-  // of the outputs that read input i, the windows' zero-weight taps included (int32 each),
-  // and two uint32 state words (a block ticket and a non-finite flag; resize_fixup.cuh).
-  // 0 where absent.
-  size_t zlo[2], zhi[2], state;
   size_t bytes;
 };
 
@@ -301,22 +296,25 @@ TWIN_HD int64_t pytorch_nearest_index(const Params& p, const Axis& a, float rf, 
 // ATen's _compute_indices_min_size_weights_aa (PIL's window) for output d, step r =
 // pytorch_step: the filter centre, the first input index and the window size (taps).
 // Mixed float/double promotions as in ATen's CPU code.
-// p.cuda: ATen's CUDA kernel (_compute_weights_span), every operation in Acc.
+// p.cuda: ATen's CUDA kernel (_compute_weights_span), every operation in Acc, with the
+// multiply-adds nvcc fuses there: center +- support and xmin - center each round once
+// (fitted bitwise to the weights ATen 2.11 computes on an H200, docs/perf/resize-notes.md).
+// *center is then xmin - center, the filter's offset (window_weight).
 template <typename Acc>
 TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d, Acc* center, int64_t* first,
                                int64_t* size) {
   const Acc half_taps = p.mode == kCubic ? Acc(2) : Acc(1);
-  const Acc c = p.cuda ? mul_rn(r, static_cast<Acc>(d) + Acc(0.5))
-                       : static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
+  const Acc ip = static_cast<Acc>(d) + Acc(0.5);
+  const Acc c = p.cuda ? mul_rn(r, ip) : static_cast<Acc>(static_cast<double>(r) * (static_cast<double>(d) + 0.5));
   const Acc support = r >= Acc(1) ? mul_rn(half_taps, r) : half_taps;
   const int64_t max_size = static_cast<int64_t>(ceil(static_cast<double>(support))) * 2 + 1;
-  int64_t lo = p.cuda ? static_cast<int64_t>((c - support) + Acc(0.5))
+  int64_t lo = p.cuda ? static_cast<int64_t>(fma_rn(r, ip, -support) + Acc(0.5))
                       : static_cast<int64_t>(static_cast<double>(c - support) + 0.5);
   lo = lo > 0 ? lo : 0;
-  int64_t hi = p.cuda ? static_cast<int64_t>((c + support) + Acc(0.5))
+  int64_t hi = p.cuda ? static_cast<int64_t>(fma_rn(r, ip, support) + Acc(0.5))
                       : static_cast<int64_t>(static_cast<double>(c + support) + 0.5);
   hi = hi < a.in ? hi : a.in;
-  *center = c;
+  *center = p.cuda ? fma_rn(-r, ip, static_cast<Acc>(lo)) : c;
   *first = lo;
   *size = clamp_index<int64_t>(hi - lo, 0, max_size);
 }
@@ -328,7 +326,7 @@ TWIN_HD void pytorch_aa_window(const Params& p, const Axis& a, Acc r, int64_t d,
 template <typename Acc>
 struct AxisWindow {
   int64_t j0 = 0, j1 = 0, jb = 0, je = 0;
-  Acc x = Acc(0);             // source coordinate the filter is centred on
+  Acc x = Acc(0);             // source coordinate the filter is centred on (see pytorch_aa_window)
   Acc filter_scale = Acc(1);  // antialias stretch (1 when not antialiasing)
   Acc lambda = Acc(0);        // F.interpolate's bilinear / bicubic: src - floor(src)
   bool box = false;           // nearest / area: every tap has the same weight
@@ -436,9 +434,9 @@ TWIN_HD Acc window_weight(const Params& p, const AxisWindow<Acc>& win, int64_t j
   if (win.box) return Acc(1);
   if (win.aten_taps) return aten_tap_weight<Acc>(p.mode, static_cast<int32_t>(j - win.j0), win.lambda, static_cast<Acc>(p.cubic_a));
   if (win.pytorch_aa && p.cuda) {
-    // _compute_weights: (j + (xmin - center) + 0.5) * invscale, j counted from xmin.
-    const Acc t = mul_rn((static_cast<Acc>(j - win.j0) + (static_cast<Acc>(win.j0) - win.x)) + Acc(0.5),
-                         win.filter_scale);
+    // _compute_weights: (j + (xmin - center) + 0.5) * invscale, j counted from xmin; win.x
+    // holds xmin - center.
+    const Acc t = mul_rn((static_cast<Acc>(j - win.j0) + win.x) + Acc(0.5), win.filter_scale);
     return aten_cuda_aa_filter<Acc>(p.mode, t, static_cast<Acc>(p.cubic_a));
   }
   const Acc t = win.pytorch_aa ? static_cast<Acc>(mul_rn(static_cast<double>(static_cast<Acc>(j) - win.x) + 0.5,
@@ -610,14 +608,6 @@ struct Gather {
   // grad_output and fy / fx the inverse tables), 0 neither (tests' bare gathers).
   int32_t direction;
   Params params;
-  // The CUDA backward's reader ranges (Workspace.zlo / zhi: the readers of input i with the
-  // windows' zero-weight taps; lo / hi: without them) and state words; null elsewhere, where
-  // the inverse rows themselves keep the zero-weight taps (Workspace.zero_taps).
-  const int32_t* zlo[2] = {nullptr, nullptr};
-  const int32_t* zhi[2] = {nullptr, nullptr};
-  const int32_t* lo[2] = {nullptr, nullptr};
-  const int32_t* hi[2] = {nullptr, nullptr};
-  unsigned* state = nullptr;
 };
 
 // TY / TX > 0: compile-time tap counts (fully unrolled); 0: the runtime counts g.ty / g.tx.

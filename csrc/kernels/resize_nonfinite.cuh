@@ -10,7 +10,7 @@
 // one without differs only through padding taps, which give NaN), so a gather can test each
 // stored value and recompute the rare non-finite one here (finish_element), keeping its
 // arithmetic and speed for everything else. The CPU gather does so at each store; the CUDA
-// kernels after their stores (resize_fixup.cuh).
+// kernels do not (docs/perf/resize-notes.md, "Non-finite values on CUDA", says what it cost).
 //
 // The reference's terms per axis: each distinct input index its taps read (clamped), with
 // the sum of those taps' weights and whether an infinite value there gives the reference
@@ -133,10 +133,8 @@ TWIN_HD Acc reference_weight(const Params& p, const AxisWindow<Acc>& win, int64_
 // index, zero weights included; onnx.reference also reads the taps exclude_outside drops,
 // with weight 0). W: the precision the reference weighs in: F.interpolate's opmath, and
 // onnx.reference's float64 (its zero weights at integral coordinates are exact zeros there,
-// and a float32 polynomial's are not always: cubic_coeff_a = -0.6).
-// Both are called, not inlined, on the device: ptxas compiles a kernel's callees once per
-// kernel, and with this arithmetic inlined at every use the fix-up (resize_fixup.cuh) made
-// resize.cu's ptxas run take minutes longer.
+// and a float32 polynomial's are not always: cubic_coeff_a = -0.6). One cursor per walk
+// keeps the window arithmetic in one place (nested callbacks copied it into every use).
 template <typename W>
 struct TermCursor {
   const Params* p = nullptr;
@@ -146,7 +144,7 @@ struct TermCursor {
   bool divide = false;
   int32_t rule = kFormula;
 
-  TWIN_HD_CALLED void init(const Params& params, const Axis& a, int64_t out, int32_t r) {
+  TWIN_HD void init(const Params& params, const Axis& a, int64_t out, int32_t r) {
     p = &params;
     d = out;
     rule = r;
@@ -166,7 +164,7 @@ struct TermCursor {
     je = read_excluded ? win.j1 : win.je;
   }
 
-  TWIN_HD_CALLED bool next(RefTerm<W>* out) {
+  TWIN_HD bool next(RefTerm<W>* out) {
     if (j > je) return false;
     if (rule != kFormula) {
       *out = RefTerm<W>{d, W(1), rule == kSelfTwice};
@@ -228,15 +226,10 @@ TWIN_HD RefTerm<W> reference_term_at(const Params& p, const Axis& a, int64_t d, 
 }
 
 // The outputs whose reference windows read input i along axis k (0 = H): [*lo, *hi], empty
-// when *lo > *hi. The CUDA backward's ranges (g.zlo / g.zhi); elsewhere the inverse tables'
-// rows, which keep the windows' zero-weight taps there (Workspace.zero_taps: the CPU's do).
+// when *lo > *hi: the inverse tables' rows, which must keep the windows' zero-weight taps
+// (Workspace.zero_taps: the CPU's do).
 template <typename T, typename Acc>
 TWIN_HD void reference_readers(const Gather<T, Acc>& g, int k, int64_t i, int64_t* lo, int64_t* hi) {
-  if (g.zlo[k] != nullptr) {
-    *lo = g.zlo[k][i];
-    *hi = g.zhi[k][i];
-    return;
-  }
   const int32_t first = (k == 0 ? g.fy : g.fx)[i];
   *lo = first < 0 ? 1 : first;
   *hi = first < 0 ? 0 : first + (k == 0 ? g.ty : g.tx) - 1;
@@ -280,7 +273,7 @@ TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int
 
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the
 // reference's value (see the top of this file). The CPU gather calls it on every output it
-// stores; the CUDA kernels note non-finite stores and recompute afterwards (resize_fixup.cuh).
+// stores; the CUDA kernels do not (see the top of this file).
 template <typename T, typename Acc>
 TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
   if (finite_value(v) || g.direction == 0) return v;
