@@ -10,7 +10,6 @@ lists every registered op and its faces):
   :func:`onnx_reference_ops` (run exported models in ``onnx.reference``).
 """
 from ._ext import cuda_unavailable_reason, has_cuda_kernels
-from .onnx_export import export_onnx, onnx_reference_ops, onnx_translation_table, register_torchscript_symbolics
 from .resize import (
     COORDINATE_MODES,
     INTERPOLATE_MODES,
@@ -24,6 +23,9 @@ from .resize import (
     interpolate,
     resize,
 )
+
+# after the ops: registers the TorchScript symbolics of every declared op
+from .onnx_export import export_onnx, onnx_reference_ops, onnx_translation_table, register_torchscript_symbolics
 
 __version__ = "0.1.0"
 

@@ -5,9 +5,11 @@ From a node's declaration come: its attributes as the exporters write them
 ``tensorrt_plugin_shape_input_indices`` where the node has shape inputs, then ``plugin_version`` /
 ``plugin_namespace``), the TorchScript exporter's ``g.op`` call (:func:`ts_parse`, :func:`ts_node`),
 the onnx OpSchema and onnxscript op the dynamo exporter builds nodes with (:func:`onnx_schema`,
-:func:`onnxscript_op`), the translation function's typed signature (:func:`translation`) and an
-``onnx.reference`` kernel class (:func:`reference_op`). An op's export module supplies only what
-is special to it (e.g. how an output size becomes a ``sizes`` input). onnx and onnxscript are
+:func:`onnxscript_op`), the translation function's typed signature (:func:`translation`), an
+``onnx.reference`` kernel class (:func:`reference_op`) and, for a node whose torch op's arguments
+are its inputs then its attributes, the whole symbolic and translation (:func:`default_symbolic`,
+:func:`default_translation`). An op's export module supplies only what is special to it (e.g. how
+an output size becomes a shape input: ``Node.symbolic`` / ``Node.translation``). onnx and onnxscript are
 imported lazily. This module names no op.
 """
 from __future__ import annotations
@@ -20,7 +22,8 @@ import torch
 from .opdef import Node, resolve
 
 __all__ = ["PLUGIN_VERSION", "PLUGIN_NAMESPACE", "plugin_attributes", "node_attributes", "ts_parse", "ts_node",
-           "onnx_schema", "onnxscript_op", "translation", "reference_op"]
+           "default_symbolic", "onnx_schema", "onnxscript_op", "translation", "default_translation", "torch_overload",
+           "reference_op"]
 
 # TensorRT's ONNX parser looks a plugin creator up by (op_type, plugin_version, plugin_namespace);
 # see plugin_attributes for why the nodes carry both explicitly.
@@ -94,6 +97,17 @@ def ts_node(g, node: Node, inputs: Sequence, values: dict):
     return g.op(f"{node.domain}::{node.op_type}", *inputs, **attrs)
 
 
+def default_symbolic(node: Node) -> Callable:
+    """A TorchScript symbolic for ``node.torch_op`` whose arguments are the node's inputs, then its
+    attributes: ``g.op`` of the node on them (the output's type is left to the exporter)."""
+    n = len(node.inputs)
+
+    def symbolic(g, *args):
+        return ts_node(g, node, args[:n], ts_parse(node, args[n:]))
+
+    return symbolic
+
+
 # ---------------------------------------------------------------------------------------
 # dynamo exporter
 # ---------------------------------------------------------------------------------------
@@ -164,9 +178,28 @@ def translation(node: Node, body: Callable) -> Callable:
     return fn
 
 
-def _torch_schema(node: Node):
+def default_translation(node: Node) -> Callable:
+    """A translation body for ``node`` (see :func:`translation`): the node on the torch op's
+    arguments named like the node's inputs, with :func:`node_attributes`."""
+    if node.shape_input_indices:
+        raise TypeError(f"{node.op_type} has a shape input: its declaration needs its own translation "
+                        "(how the torch op's size argument becomes that input)")
+    op = onnxscript_op(node)
+
+    def body(args: dict):
+        return op(*[args[t.name] for t in node.inputs], **node_attributes(node, args))
+
+    return body
+
+
+def torch_overload(node: Node):
+    """``torch.ops.<namespace>.<name>.default`` of ``node.torch_op``."""
     namespace, name = node.torch_op.split("::")
-    return getattr(getattr(torch.ops, namespace), name).default._schema
+    return getattr(getattr(torch.ops, namespace), name).default
+
+
+def _torch_schema(node: Node):
+    return torch_overload(node)._schema
 
 
 # ---------------------------------------------------------------------------------------

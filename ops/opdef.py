@@ -24,10 +24,12 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["TensorArg", "Attr", "Node", "Creator", "Sample", "OpDef", "FLOATING", "ATTR_TYPES", "register", "get",
+__all__ = ["TensorArg", "Attr", "Node", "Creator", "Sample", "OpDef", "DOMAIN", "FLOATING", "ATTR_TYPES", "register", "get",
            "registered", "resolve", "check_tensor", "check_arg", "dtype_names", "attrs_class", "creator_fields",
            "schema"]
 
+# The ONNX domain of twinops' nodes (TensorRT's parser ignores it; see twinops.onnx_nodes.plugin_attributes).
+DOMAIN = "twinops"
 # float32 first: the order in which messages list the accepted dtypes.
 FLOATING = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -154,6 +156,11 @@ class Node:
             shape input, then ``attrs``.
         reference: its ``onnx.reference`` kernel, ``fn(*inputs, **attributes) -> array or tuple``
             (lazy name; absent attributes come at their defaults).
+        symbolic: its TorchScript-exporter symbolic, ``fn(g, *torch op arguments)`` (lazy name);
+            None: ``twinops.onnx_nodes.default_symbolic`` (the node on the torch op's inputs).
+        translation: its dynamo translation, ``fn({torch op argument: value}) -> output`` (lazy
+            name); None: ``twinops.onnx_nodes.default_translation``. A node with a shape input
+            needs its own (how the torch op's size list becomes that input is the op's).
         doc: one line (the ONNX schema's doc string).
     """
 
@@ -164,6 +171,8 @@ class Node:
     attrs: Tuple[Attr, ...]
     torch_op: str
     reference: "Lazy" = None
+    symbolic: "Lazy" = None
+    translation: "Lazy" = None
     doc: str = ""
 
     @property

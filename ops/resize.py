@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
+from . import resize_onnx
 from .opdef import attrs_class, check_arg, check_tensor, schema
 from .resize_def import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_NODE, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
                          INTERPOLATE_MODES, LENGTH_MAX, NEAREST_MODES, ONNX_MODES, RESIZE, RESIZE_NODE)
@@ -280,8 +281,7 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
     if torch.jit.is_tracing() and recompute_scale_factor and scale_factor is not None:
         # The op keeps no scale here (the kernel uses in/out), so the TorchScript exporter learns
         # from this tag how to rebuild a dynamic output size.
-        from .onnx_export import _tag_traced_size  # lazy: onnx_export imports this module
-        _tag_traced_size(y, recompute_scale_factor=_pair(scale_factor, "scale_factor", who, float))
+        resize_onnx.tag_traced_size(y, recompute_scale_factor=_pair(scale_factor, "scale_factor", who, float))
     return y
 
 
@@ -475,8 +475,7 @@ def _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformatio
                               nearest_mode, who)
     y = _resize_op(input, out, attrs, who)
     if torch.jit.is_tracing() and keep_aspect_ratio_policy != "stretch":
-        from .onnx_export import _tag_traced_size  # lazy: onnx_export imports this module
-        _tag_traced_size(y, frozen="keep_aspect_ratio_policy")
+        resize_onnx.tag_traced_size(y, frozen="keep_aspect_ratio_policy")
     return y
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .opdef import FLOATING, Attr, Creator, Node, OpDef, Sample, TensorArg, register
+from .opdef import DOMAIN, FLOATING, Attr, Creator, Node, OpDef, Sample, TensorArg, register
 
 INTERPOLATE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
 ONNX_MODES = ("nearest", "linear", "cubic")
@@ -20,9 +20,10 @@ COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymme
                     "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
-DOMAIN = "twinops"
 # The kernels' largest length along H or W (int32 table indices).
 LENGTH_MAX = 2**31 - 1
+
+_ONNX = "twinops.resize_onnx"  # symbolics, translations and onnx.reference kernels of the nodes
 
 # N may change too between runs of one exported graph; C is fixed by the layers around the op.
 INPUT = TensorArg("input", ranks=(4,), layout="N, C, H, W", dtypes=FLOATING, dynamic=(0, 2, 3),
@@ -54,7 +55,8 @@ RESIZE_NODE = Node(
             TensorArg("sizes", ranks=(1,), dtypes=(torch.int64,), shape_input=True, differentiable=False,
                       doc="[H_out, W_out]")),
     outputs=(TensorArg("Y", ranks=(4,), dtypes=FLOATING),),
-    attrs=RESIZE_ATTRS, torch_op="twinops::resize", reference="twinops.onnx_export:twinops_resize_reference",
+    attrs=RESIZE_ATTRS, torch_op="twinops::resize", reference=f"{_ONNX}:twinops_resize_reference",
+    symbolic=f"{_ONNX}:ts_resize", translation=f"{_ONNX}:translate_resize",
     doc="twinops resize (ONNX Resize-19 or F.interpolate arithmetic)")
 
 DYNAMIC_NODE = Node(
@@ -62,7 +64,7 @@ DYNAMIC_NODE = Node(
     inputs=(TensorArg("input", ranks=(4,), dtypes=FLOATING), TensorArg("size_tensor", min_rank=2, shape_only=True)),
     outputs=(TensorArg("output", ranks=(4,), dtypes=FLOATING),),
     attrs=(Attr("align_corners", "int", 0, choices=(0, 1)),), torch_op="twinops::dynamic_resize",
-    reference="twinops.onnx_export:dynamic_trt_resize_reference",
+    reference=f"{_ONNX}:dynamic_trt_resize_reference", symbolic=f"{_ONNX}:ts_dynamic_resize",
     doc="bicubic resize to size_tensor.shape[-2:] (MMDeploy)")
 
 TWINOPS_RESIZE = Creator("TwinopsResize", doc="twinops' node; V3 reads sizes as a shape input")

@@ -482,7 +482,7 @@ def test_reference_matches_onnx_resize_and_fallback(case):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
     # the n-d helper path kept for older onnx releases
-    from twinops.onnx_export import _onnx_resize
+    from twinops.resize_onnx import _onnx_resize
 
     a = dict(mode="linear", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_floor",
              cubic_coeff_a=-0.75, exclude_outside=0, antialias=0, extrapolation_value=0.0)

@@ -44,10 +44,10 @@ def interpolate_reference(x: torch.Tensor, **kw) -> torch.Tensor:
     * ATen's CPU kernels short-cut an axis whose output length equals the input length
       (nearest also 2x) to a copy even when the scale factor given says otherwise; ATen's
       CUDA kernels and twinops apply the formula. There the formula is the reference
-      (``_nearest_formula``; for the other modes twinops.onnx_export's float64 reference).
+      (``_nearest_formula``; for the other modes twinops.resize_onnx's float64 reference).
     * ATen's CPU antialias kernels return zeros when W_out == 1 while H changes.
     """
-    from twinops.onnx_export import _aten_resize
+    from twinops.resize_onnx import _aten_resize
     from twinops.resize import _interpolate_plan
 
     out, attrs = _interpolate_plan(x, kw.get("size"), kw.get("scale_factor"), kw["mode"], kw.get("align_corners"),
