@@ -70,8 +70,8 @@ DYNAMIC_NODE = Node(
 TWINOPS_RESIZE = Creator("TwinopsResize", doc="twinops' node; V3 reads sizes as a shape input")
 
 _REF = "twinops.testing.resize_ref"
-_TOL = f"{_REF}:TOLERANCES"
-_STRATEGIES = "twinops.testing.strategies"
+_TOL = "twinops.testing.tolerances:TOLERANCES"
+_STRATEGIES = "twinops.testing.resize_strategies"
 
 INTERPOLATE_REGRESS = tuple(
     (f"{mode}{'-ac' if ac else ''}{'-aa' if aa else ''}", (1, 2, 7, 9),

@@ -14,7 +14,7 @@ from twinops.testing.resize_ref import (  # noqa: F401
     onnx_reference,
     onnx_reference_is_unstable,
 )
-from twinops.testing.strategies import COORDS, NEAREST, interpolate_configs, onnx_configs  # noqa: F401
+from twinops.testing.resize_strategies import COORDS, NEAREST, interpolate_configs, onnx_configs  # noqa: F401
 
 DTYPES = list(TOLERANCES)
 

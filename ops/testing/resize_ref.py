@@ -11,14 +11,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-# |actual - expected| <= atol + rtol * |expected|, expected computed in float64.
-# float32: a few ulps of the largest taps sum; half types: one rounding of the output.
-TOLERANCES = {
-    torch.float64: (1e-10, 1e-10),
-    torch.float32: (2e-5, 2e-5),
-    torch.float16: (2e-3, 2e-3),
-    torch.bfloat16: (1.6e-2, 1.6e-2),
-}
+from .tolerances import TOLERANCES  # noqa: F401  (the generic table, which interpolate and dynamic_resize use)
+
 # onnx.reference computes cubic weights in float32 (its cubic_coeff_a is a float32 attribute):
 # float64 results can only be held to float32's tolerance against it.
 ONNX_TOLERANCES = {**TOLERANCES, torch.float64: TOLERANCES[torch.float32]}

@@ -14,7 +14,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import opdef
-from . import resize_ref
+from .tolerances import TOLERANCES
 
 Config = Tuple[tuple, dict]  # (input shapes, or one input shape; keyword arguments)
 
@@ -52,7 +52,7 @@ class OpSpec:
     strategy: object
     edge_cases: Sequence[Config] = ()
     module: Optional[Callable] = None
-    tolerances: Dict[torch.dtype, Tuple[float, float]] = field(default_factory=lambda: dict(resize_ref.TOLERANCES))
+    tolerances: Dict[torch.dtype, Tuple[float, float]] = field(default_factory=lambda: dict(TOLERANCES))
     output_tolerances: Dict[str, Dict[torch.dtype, Tuple[float, float]]] = field(default_factory=dict)
     dtypes: Sequence[torch.dtype] = (torch.float32,)
     unsuitable: Callable = lambda shape, kw: None
@@ -82,7 +82,7 @@ _REGISTRY: Dict[str, OpSpec] = {}
 
 def from_opdef(op: "opdef.OpDef") -> OpSpec:
     """The spec of a declared op: its API, module, reference, cases, tolerances and dtypes."""
-    tolerances = opdef.resolve(op.tolerances) if op.tolerances is not None else resize_ref.TOLERANCES
+    tolerances = opdef.resolve(op.tolerances) if op.tolerances is not None else TOLERANCES
     unsuitable = opdef.resolve(op.unsuitable) if op.unsuitable is not None else (lambda shapes, kw: None)
     return OpSpec(
         name=op.name,
