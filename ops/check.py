@@ -1,7 +1,7 @@
 """``python -m twinops check``: every registered op on every available backend, against the
 op's float64 reference and against the other backends, with Polygraphy's error statistics.
 
-    python -m twinops check [--ops interpolate resize] [--backends torch-cpu torch-cuda ...]
+    python -m twinops check [--ops OP ...] [--backends torch-cpu torch-cuda ...]
         [--dtypes float32 ...] [--examples 20] [--seed 0] [--atol A] [--rtol R]
         [--check-error-stat elemwise|max|mean|median|quantile] [--error-quantile 0.99]
         [--report out.json] [--plots DIR] [--out DIR] [--fail-fast] [--group-by op|mode]

@@ -10,7 +10,7 @@ same-run copy of the case's bytes.
 * :mod:`~twinops.bench.report`: the tables (rich or plain text, markdown, JSON);
 * :mod:`~twinops.bench.cli`: ``python -m twinops.bench [OP ...] [options]`` and the
   registry of op benches (:func:`registered`);
-* one module per op, named after it (``resize.py``), defining its cases and ``BENCH``.
+* one module per op, named after it (``<op>.py``), defining its cases and ``BENCH``.
 
 Adding an op's bench: write ``twinops/bench/<op>.py`` with a frozen-dataclass
 :class:`BenchCase` subclass (inputs, baseline, candidate, bytes, labels), a

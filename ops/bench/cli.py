@@ -3,15 +3,15 @@
 Usage::
 
     python -m twinops.bench                       # every registered op, full tables
-    python -m twinops.bench resize --quick        # one op; few repetitions, first shape only
-    python -m twinops.bench --modes bicubic --dtypes float16 --shapes 1x3x1080x1920
+    python -m twinops.bench OP --quick            # one op; few repetitions, first shape only
+    python -m twinops.bench OP --dtypes float16 --shapes 1x3x1080x1920   # with the op's own options
     python -m twinops.bench --json out/bench.json --markdown out/bench.md
 
 The ops are the modules of this package that define ``BENCH`` (an
 :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`: an op plugs in by
 adding its ``twinops/bench/<op>.py``. Options common to every op: ``--dtypes``, ``--quick``,
 ``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``. An
-op's own options (resize: ``--shapes``, ``--modes``, ``--scales``) are accepted when it is
+op's own options (e.g. ``--shapes``, ``--modes``) are accepted when it is
 the only op run (named, or the only one registered).
 
 Exit status: 0 no case is ``MISMATCH``/``ERROR``, 1 some case is, 2 no CUDA GPU or twinops

@@ -86,7 +86,7 @@ class BenchCase:
     * ``differentiable``: indices of the inputs the gradient is taken w.r.t. (default ``(0,)``;
       ``(0, 1)`` for grid_sample's input and grid);
     * ``backward_op``: the qualified name of the op autograd of ``candidate`` must dispatch
-      (e.g. ``"twinops::resize_backward"``); checked where the recording API is available;
+      (e.g. ``"twinops::grid_sample_backward"``); checked where the recording API is available;
     * ``candidate_backward(inputs, grad_outputs)``: a zero-argument callable that calls the
       twinops backward op directly and returns the gradients in ``differentiable`` order;
       it is timed instead of autograd, after checking it gives autograd's gradients exactly.
@@ -180,9 +180,9 @@ class OpBench:
     as its module attribute ``BENCH``).
 
     Attributes:
-        name: the op's name, the CLI's ``OP`` argument (``"resize"``).
+        name: the op's name, the CLI's ``OP`` argument (``"grid_sample"``).
         summary: ``"twinops X against Y"``, for ``--help``.
-        baseline_name: the baseline in columns and messages (``"F.interpolate"``).
+        baseline_name: the baseline in columns and messages (``"F.grid_sample"``).
         baseline_short: its short form in the ``"<short> % floor"`` column (``"F"``).
         candidate_name: the twinops API in messages about the backward (``"twinops.interpolate"``).
         columns: the op's own leading table columns, filled by :meth:`BenchCase.labels`.

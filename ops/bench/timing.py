@@ -18,7 +18,7 @@ import torch
 # ---------------------------------------------------------------------------------------
 
 def tensor_bytes(shapes: Sequence[Sequence[int]], dtype: torch.dtype) -> int:
-    """Bytes of one tensor of each shape in ``shapes``, all of ``dtype``: e.g. a resize's
+    """Bytes of one tensor of each shape in ``shapes``, all of ``dtype``: e.g. a one-input op's
     ``tensor_bytes([in_shape, out_shape], dtype)`` reads one and writes the other."""
     return sum(math.prod(s) for s in shapes) * dtype.itemsize
 
