@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "../common/twinops_common.h"
+#include "resize_tuning.h"
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 #include <cuda_runtime.h>
@@ -573,8 +574,8 @@ TWIN_HD void decompose(I idx, I C, I H, I W, bool channels_last, I* n, I* c, I* 
 }
 
 // Storage <-> accumulation conversions. Plain casts by default (float, double, c10 half
-// types on the CPU); resize.cu specialises them for __half / __nv_bfloat16 with intrinsics,
-// since torch builds CUDA code with __CUDA_NO_HALF_CONVERSIONS__.
+// types on the CPU); resize_common.cuh (compiled in resize.cu) specialises them for __half /
+// __nv_bfloat16 with intrinsics, since torch builds CUDA code with __CUDA_NO_HALF_CONVERSIONS__.
 template <typename T>
 struct Convert {
   template <typename Acc>
@@ -694,72 +695,6 @@ inline int nearest_ratio(const Params& p, const Axis& a) {
   const float rf = static_cast<float>(pytorch_step<Acc>(a, false));
   if (rf != (up ? 1.0f / static_cast<float>(s) : static_cast<float>(s))) return 0;
   return up ? static_cast<int>(s) : -static_cast<int>(s);
-}
-
-// Whether the upscaling staged tiles (resize.cu's launch_gather) take the larger tiles of
-// the two-block budget over the three-block budget's: `small` and `large` tiles per plane,
-// `resident_small` and `resident_large` blocks resident at once, `planes` planes. Only where
-// one plane's small tiles fill the resident blocks (with fewer, every block fits one wave;
-// where blocks got plane slots, the small tiles were faster). Each block then resamples its
-// tile in every plane, and the blocks run in ceil(tiles / resident) waves, each taking a
-// block's start (its tables, its first windows' copies and W pass: latency) and its planes.
-// The estimate uses the H200's times for bicubic float32 2x (harness, fitted to (1, 3, 1080,
-// 1920) and (8, 64, 256, 256)): a start of 4.2 us and 2.3 us per plane for 128x32 tiles at
-// three blocks per SM, 2.5 and 3.2 us for 128x64 tiles at two. It picks the large tiles
-// where they were faster (bicubic float32 2x at (1, 3, 1080, 1920) 57.6 -> 47.1 us, at
-// (1, 48, 540, 960) 187 -> 153, bicubic float16 1.5x at (1, 3, 720, 1280) 24.7 -> 20.0) and
-// not where they were slower with as many waves (bilinear float32 1.5x at (1, 3, 1080,
-// 1920): 3 waves either way, 36.0 -> 39.1 us).
-inline bool large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t large, int64_t resident_large,
-                                  int64_t planes) {
-  if (small < resident_small || resident_small < 1 || resident_large < 1) return false;
-  const double waves_small = static_cast<double>((small + resident_small - 1) / resident_small);
-  const double waves_large = static_cast<double>((large + resident_large - 1) / resident_large);
-  const double p = static_cast<double>(planes);
-  return waves_large * (2.5 + 3.2 * p) < waves_small * (4.2 + 2.3 * p);
-}
-
-// The grid of a ring kernel (resize.cu's launch_ring): R rows per warp (2..r_max) and gz
-// plane slots, for `rows` rows in blocks of `warps` warps, gx blocks across W, `planes`
-// planes and `resident` blocks resident at once. One wave of blocks (gx gy gz <= resident)
-// with the fewest estimated row times: the planes a block loops over times its rows (R,
-// plus `prologue`, the loop rows' worth of work before a warp's first output, plus one row
-// per plane for its fetch-ahead pipeline to refill), over the fraction of the resident
-// blocks the grid fills. Ties keep the larger R. With many planes this is R = r_max and
-// blocks looping over planes; with few (C = 3), more and shorter blocks that fill the
-// device. Where no wave holds one plane's blocks: R = r_max (or the rows' worth), gz = 1.
-// Measured on the H200 at (1, 3, 1080, 1920) (harness): a second wave of a few blocks, or
-// blocks looping over 2 of 3 planes, cost up to 25% (bicubic-antialias float16 0.5x 21.7 ->
-// 16.3 us); at (8, 64, 256, 256) many waves of 2-row warps took 2.6x as long.
-struct RingGrid {
-  int r;
-  int64_t gy, gz;
-};
-inline RingGrid ring_grid(int64_t rows, int64_t gx, int64_t planes, int64_t resident, int r_max, double prologue,
-                          int warps) {
-  const int64_t z_max = planes < 65535 ? planes : 65535;
-  const int64_t r_rows = (rows + warps - 1) / warps;
-  const int r_top = static_cast<int>(r_rows < r_max ? (r_rows > 2 ? r_rows : 2) : r_max);
-  RingGrid best{r_top, (rows + int64_t{warps} * r_top - 1) / (int64_t{warps} * r_top), 1};
-  double best_t = -1.0;
-  for (int r = r_top; r >= 2; --r) {
-    const int64_t gy = (rows + int64_t{warps} * r - 1) / (int64_t{warps} * r);
-    if (gx * gy > resident) break;  // smaller R: more blocks per plane
-    // The most planes at once, then k = 1..8 planes per block.
-    for (int k = 0; k <= 8; ++k) {
-      int64_t gz = k == 0 ? resident / (gx * gy) : (planes + k - 1) / k;
-      gz = gz < z_max ? gz : z_max;
-      if (gz < 1 || gx * gy * gz > resident) continue;
-      const int64_t loops = (planes + gz - 1) / gz;
-      const double t = static_cast<double>(loops) * (r + prologue + 1.0) * static_cast<double>(resident) /
-                       static_cast<double>(gx * gy * gz);
-      if (best_t < 0 || t < best_t) {
-        best_t = t;
-        best = RingGrid{r, gy, gz};
-      }
-    }
-  }
-  return best;
 }
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
