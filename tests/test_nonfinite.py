@@ -179,7 +179,7 @@ def test_resize_nearest_nonfinite_copies(device, cfg, data):
     assert_same_nonfinite(twinops.resize(x, **kw), x.flatten()[picked], 0, 0, f"{shape} {kw}")
 
 
-# The CUDA kernel families at shapes that route to them (csrc/kernels/resize.cu's
+# The CUDA kernel families at shapes that route to them (csrc/kernels/resize_launch.cuh's
 # launch_gather): staged tiles resampling W first (upscales) and H first (downscales), the
 # halving, doubling and pairs ring/row kernels, the one-tap kernel, and the per-element gather
 # (channels_last). Each stores through its own code, so each must recompute its non-finite
