@@ -67,7 +67,7 @@ def _extensions():
         sources += _rel(kernel_cu)
         print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
         # --split-compile=0: optimise the functions of a translation unit on every core
-        # (resize.cu is one large unit).
+        # (an op's kernels are one large unit).
         nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0"]
         return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc},
                               define_macros=[("TWINOPS_WITH_CUDA", "1")])]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import math
 import os
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
