@@ -56,12 +56,14 @@ def _check(input, grid, mode, padding_mode, align_corners, who: str) -> None:
     if isinstance(grid.shape[-1], int) and grid.shape[-1] != dims:
         raise ValueError(f"{who}: grid's last dim must be {dims} ({_coords(dims)}) for a {rank}-D input, got "
                          f"shape {tuple(grid.shape)}")
+    # ints; SymInts under torch.compile; 0-d tensors under the TorchScript tracer, which runs the
+    # op itself on the example (its own check then)
     n_in, n_grid = input.shape[0], grid.shape[0]
     if isinstance(n_in, int) and isinstance(n_grid, int):
         if n_in != n_grid:
             raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
                              f"{tuple(grid.shape)} and {tuple(input.shape)}")
-    else:  # symbolic (torch.compile): a runtime assertion in the graph
+    elif isinstance(n_in, torch.SymInt) or isinstance(n_grid, torch.SymInt):  # a runtime assertion in the graph
         torch._check(n_in == n_grid, lambda: f"{who}: grid's batch size must equal input's")
     if grid.device != input.device:
         raise ValueError(f"{who}: grid is on {grid.device} but input is on {input.device}; both must be on the "
