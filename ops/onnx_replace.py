@@ -160,15 +160,16 @@ def translation_table(reps: Iterable[AtenReplacement]) -> Dict[object, Callable]
 
 
 def _annotation(t) -> Optional[object]:
-    """The Python annotation the dynamo exporter reads an ATen argument type by: attributes get
-    their type, tensors and (Sym)Int lists none (they arrive as values or Python ints)."""
-    kind = str(t)
-    optional = kind.endswith("?")
-    base = kind.rstrip("?")
-    ann = {"int": int, "bool": bool, "float": float, "str": str, "float[]": Sequence[float]}.get(base)
-    if ann is None:
+    """The Python annotation the dynamo exporter reads an ATen argument type by (a schema type
+    object): attributes get their type; tensors, (Sym)Int lists and optional arguments none (the
+    exporter's signatures have no optional attributes; such arguments reach the translation as
+    the Python values, or None, they are in the graph)."""
+    kind = t.kind()
+    if kind == "OptionalType":
         return None
-    return Optional[ann] if optional else ann
+    if kind == "ListType":
+        return Sequence[float] if t.getElementType().kind() == "FloatType" else None
+    return {"BoolType": bool, "IntType": int, "FloatType": float, "StringType": str}.get(kind)
 
 
 def aten_translation(overload, body: Callable[[dict], object]) -> Callable:
@@ -181,7 +182,7 @@ def aten_translation(overload, body: Callable[[dict], object]) -> Callable:
         default = inspect.Parameter.empty
         if arg.has_default_value():
             default = arg.default_value
-        elif str(arg.type).endswith("?"):
+        elif arg.type.kind() == "OptionalType":
             default = None
         kw = {} if ann is None else {"annotation": ann}
         params.append(inspect.Parameter(arg.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, **kw))

@@ -357,8 +357,9 @@ def _ts_upsample(mode: str, antialias: bool):
         elif sh._is_value(output_size) and output_size.node().kind() == "prim::ListConstruct":
             sizes = _ts_size_list(g, sh._unpack_list(output_size))
             out = [None, None]
-        else:
+        else:  # constants; as for twinops::resize, a dynamic axis with a scale follows floor(in * s)
             out = [int(v) for v in sh._maybe_get_const(output_size, "is")]
+            recompute = _recompute_axes(scales, dynamic)
         node_scales = _node_scales(scales, out, in_hw, 1)
         if any(recompute):
             hw = g.op("Gather", g.op("Shape", input), _ts_const(g, torch.tensor([2, 3], dtype=torch.int64)), axis_i=0)
