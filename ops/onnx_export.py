@@ -12,9 +12,13 @@ node carries ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see
 Usage::
 
     model = twinops.export_onnx(net, (x,))                                    # dynamo exporter
+    model = twinops.export_onnx(net, (x,), replace=("grid_sample", "interpolate"))  # F.* calls too
     torch.onnx.export(net, (x,), dynamo=True, custom_translation_table=twinops.onnx_translation_table())
     torch.onnx.export(net, (x,), "m.onnx", dynamo=False)                      # symbolics are registered on import
     onnx.reference.ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {...})
+
+``replace=`` (:func:`export_onnx`) maps PyTorch's own ATen ops to twinops nodes as each op's
+export module registers them (``twinops.onnx_replace``).
 
 onnx and onnxscript are imported lazily: importing this module needs neither. ``twinops``
 imports it after its ops, so the symbolics of every op it declares are registered on import.

@@ -36,6 +36,7 @@ def _export(model, args, dynamo, dynamic=None, replace=("grid_sample", "interpol
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", message=".*not representable in float32.*")  # 0.7, 2.6: tested in test_export
         return export_onnx(model.eval(), args, dynamo=dynamo, replace=replace, **kwargs)
 
 
@@ -146,6 +147,27 @@ def test_interpolate_float_size_is_refused_when_dynamic(dynamo):
     proto = _export(model, (x,), dynamo, replace="interpolate")
     assert len(_twinops(proto, "TwinopsResize")) == 1
     _compare(model, proto, (x,))
+
+
+class Explicit(torch.nn.Module):
+    """The explicit ATen overloads, called directly (F.interpolate calls ``.vec``)."""
+
+    def forward(self, x):
+        a = torch.ops.aten.upsample_nearest2d.default(x, [x.shape[2] * 2, x.shape[3] * 2], 2.0, 2.0)
+        b = torch.ops.aten._upsample_bicubic2d_aa.default(x, [7, 9], False)
+        return a, b
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_explicit_overloads(dynamo):
+    """Under TorchScript a directly called overload's size list is recorded as constants; with a
+    scale it is rebuilt as floor(in * s) on a dynamic axis, as for twinops::resize."""
+    model = Explicit()
+    x = _input(1, 3, 10, 12)
+    proto = _export(model, (x,), dynamo, dynamic={0: [2, 3]}, replace="interpolate")
+    assert len(_twinops(proto, "TwinopsResize")) == 2 and "Resize" not in _ops(proto)
+    _compare(model, proto, (x,))
+    _compare(model, proto, (_input(1, 3, 7, 5, seed=3),))
 
 
 class NotMapped(torch.nn.Module):
