@@ -34,23 +34,31 @@ def grid_sample_reference(input: torch.Tensor, grid: torch.Tensor, mode: str = "
 def onnx_grid_sample_reference(input: torch.Tensor, grid: torch.Tensor, mode: str = "bilinear",
                                padding_mode: str = "zeros", align_corners=None) -> torch.Tensor:
     """ONNX GridSample-20 (``onnx.reference``) on the inputs in their own float dtype (float32 or
-    float64), with F.grid_sample's argument names; a tensor of that dtype.
+    float64; the half types as float32), with F.grid_sample's argument names; a CPU tensor of
+    that dtype.
 
     onnx.reference computes the unnormalised coordinate in float32 whatever the input's dtype,
     clamps the continuous coordinate for cubic + border where PyTorch clamps each tap, and
-    raises on a non-finite grid coordinate (docs/ops/grid_sample.md)."""
-    from onnx import TensorProto, helper
-    from onnx.reference import ReferenceEvaluator
-
+    raises on a non-finite grid coordinate and on an empty output (docs/ops/grid_sample.md)."""
     x, g = input.detach().cpu(), grid.detach().cpu()
     if x.dtype not in (torch.float32, torch.float64):
         x, g = x.float(), g.float()
-    elem = TensorProto.DOUBLE if x.dtype == torch.float64 else TensorProto.FLOAT
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=ONNX_MODE[mode], padding_mode=padding_mode,
-                            align_corners=int(bool(align_corners)))
+    y = onnx_grid_sample_run(x.numpy(), g.numpy(), ONNX_MODE[mode], padding_mode, int(bool(align_corners)))
+    return torch.from_numpy(y)
+
+
+def onnx_grid_sample_run(X, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0):
+    """One ONNX GridSample-20 node (ONNX attribute names) run by onnx.reference on numpy arrays of
+    one float dtype; its output as onnx.reference returns it."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    elem = helper.np_dtype_to_tensor_dtype(X.dtype)
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode, padding_mode=padding_mode,
+                            align_corners=int(align_corners))
     graph = helper.make_graph([node], "grid_sample", [helper.make_tensor_value_info("X", elem, None),
                                                       helper.make_tensor_value_info("grid", elem, None)],
                               [helper.make_tensor_value_info("Y", elem, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    (y,) = ReferenceEvaluator(model).run(None, {"X": x.numpy(), "grid": g.numpy()})
-    return torch.from_numpy(y.reshape(x.shape[0], x.shape[1], *g.shape[1:-1]))
+    (y,) = ReferenceEvaluator(model).run(None, {"X": X, "grid": grid})
+    return y
