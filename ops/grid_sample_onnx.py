@@ -53,7 +53,8 @@ def node_values(interpolation_mode: int, padding_mode: int, align_corners, rank:
         raise ValueError(f"twinops ONNX export: grid_sampler padding_mode must be 0 (zeros), 1 (border) or "
                          f"2 (reflection), got {padding}")
     if mode == 2 and rank == 5:
-        raise ValueError("twinops ONNX export: grid_sampler with bicubic interpolation supports 4-D input only, got 5-D")
+        raise ValueError("twinops ONNX export: grid_sampler with bicubic interpolation supports 4-D input only, "
+                         "got 5-D")
     return {"mode": ATEN_MODES[mode], "padding_mode": ATEN_PADDINGS[padding], "align_corners": int(bool(align_corners))}
 
 

@@ -30,8 +30,6 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
-import torch
-
 __all__ = ["AtenReplacement", "register_replacement", "replacements", "resolve_replace", "torchscript_symbolics",
            "translation_table", "aten_translation"]
 

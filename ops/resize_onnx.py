@@ -399,10 +399,11 @@ def _ts_size_list(g, elements) -> object:
             raise ValueError(
                 "twinops ONNX export: the output size of an upsample op is computed in floating point (float32) by "
                 "the traced graph, which differs from eager's double arithmetic for some input sizes; this is what "
-                "F.interpolate(recompute_scale_factor=True) gives under tracing. Use recompute_scale_factor=False/None, "
-                "integer size arithmetic, or static H/W")
+                "F.interpolate(recompute_scale_factor=True) gives under tracing. Use "
+                "recompute_scale_factor=False/None, integer size arithmetic, or static H/W")
         todo.extend(node.inputs())
-    parts = [g.op("Reshape", g.op("Cast", v, to_i=7), _ts_const(g, torch.tensor([1], dtype=torch.int64)))
+    int64 = 7  # TensorProto.INT64
+    parts = [g.op("Reshape", g.op("Cast", v, to_i=int64), _ts_const(g, torch.tensor([1], dtype=torch.int64)))
              for v in elements]
     return g.op("Concat", *parts, axis_i=0)
 
