@@ -284,7 +284,8 @@ REFUSED = [  # (attrs, X spec, grid spec, message)
     # profiles in which no shape runs (configurePlugin sees only the profile; the host's concrete
     # shapes, outside it here, pass the shape checks so that configurePlugin is reached)
     ({}, _spec(F32, (1, 2, 3, 4)), _spec(F32, (1, 4, 5, 2), (1, 4, 5, 3), (1, 4, 5, 4), (1, 4, 5, 3)),
-     "grid's last dim must be 2 for a 4-D X (X (N, C, H, W) and grid (N, H_out, W_out, 2)); the profile gives it [3, 4]"),
+     "grid's last dim must be 2 for a 4-D X (X (N, C, H, W) and grid (N, H_out, W_out, 2)); "
+     "the profile gives it [3, 4]"),
     ({}, _spec(F32, (2, 2, 3, 4), (1, 2, 3, 4), (2, 2, 3, 4)), _spec(F32, (2, 4, 5, 2), (3, 4, 5, 2), (4, 4, 5, 2),
                                                                     (3, 4, 5, 2)),
      "X and grid must have the same batch size N; the profile gives X's N [1, 2] and grid's [3, 4]"),
