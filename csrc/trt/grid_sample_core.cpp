@@ -204,6 +204,12 @@ int32_t run(const GridSampleSpec& s, const PluginTensorDesc* in, const PluginTen
   const int32_t rank = out[0].dims.nbDims;
   for (int32_t k = 0; k < rank; ++k)
     if (out[0].dims.d[k] == 0) return 0;  // an empty Y: nothing to write
+  bool x_empty = false;  // TensorRT may pass null for an empty tensor
+  for (int32_t k = 0; k < rank; ++k) x_empty = x_empty || in[0].dims.d[k] == 0;
+  if ((inputs[0] == nullptr && !x_empty) || inputs[1] == nullptr || outputs[0] == nullptr) {
+    log_error(w + "null X, grid or Y pointer for a non-empty Y");
+    return cudaErrorInvalidValue;
+  }
   cudaError_t e = cudaErrorInvalidValue;
   switch (t) {
     case DataType::kFLOAT: e = launch<float>(p, inputs[0], inputs[1], outputs[0], stream); break;
