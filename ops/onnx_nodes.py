@@ -179,15 +179,17 @@ def translation(node: Node, body: Callable) -> Callable:
 
 
 def default_translation(node: Node) -> Callable:
-    """A translation body for ``node`` (see :func:`translation`): the node on the torch op's
-    arguments named like the node's inputs, with :func:`node_attributes`."""
+    """A translation body for ``node`` (see :func:`translation`): the node on the torch op's first
+    ``len(node.inputs)`` arguments, in order (their names may differ from the node's inputs': ONNX
+    GridSample's ``X`` is the torch op's ``input``), with :func:`node_attributes`."""
     if node.shape_input_indices:
         raise TypeError(f"{node.op_type} has a shape input: its declaration needs its own translation "
                         "(how the torch op's size argument becomes that input)")
     op = onnxscript_op(node)
+    names = [a.name for a in _torch_schema(node).arguments[:len(node.inputs)]]
 
     def body(args: dict):
-        return op(*[args[t.name] for t in node.inputs], **node_attributes(node, args))
+        return op(*[args[name] for name in names], **node_attributes(node, args))
 
     return body
 
