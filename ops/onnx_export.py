@@ -12,9 +12,13 @@ node carries ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see
 Usage::
 
     model = twinops.export_onnx(net, (x,))                                    # dynamo exporter
+    model = twinops.export_onnx(net, (x,), replace=("grid_sample", "interpolate"))  # F.* calls too
     torch.onnx.export(net, (x,), dynamo=True, custom_translation_table=twinops.onnx_translation_table())
     torch.onnx.export(net, (x,), "m.onnx", dynamo=False)                      # symbolics are registered on import
     onnx.reference.ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {...})
+
+``replace=`` (:func:`export_onnx`) maps PyTorch's own ATen ops to twinops nodes as each op's
+export module registers them (``twinops.onnx_replace``).
 
 onnx and onnxscript are imported lazily: importing this module needs neither. ``twinops``
 imports it after its ops, so the symbolics of every op it declares are registered on import.
@@ -28,6 +32,7 @@ import torch
 from . import _ext  # noqa: F401  (registers the compiled torch.ops.twinops ops)
 from . import onnx_nodes as N
 from .onnx_nodes import PLUGIN_NAMESPACE, PLUGIN_VERSION
+from .onnx_replace import resolve_replace, torchscript_symbolics, translation_table
 from .onnx_sizes import MAX_INPUT_LENGTH, exact_size_constants, exact_size_model
 from .opdef import DOMAIN, Node, registered, resolve
 
@@ -106,7 +111,7 @@ def onnx_translation_table() -> Dict[Any, Any]:
 # export helper
 # ---------------------------------------------------------------------------------------
 
-def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
+def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwargs):
     """Exports ``model`` to ONNX with the twinops nodes and returns the ``onnx.ModelProto``.
 
     Args:
@@ -116,6 +121,16 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
         dynamo: True (default) uses the torch.export-based exporter with
             :func:`onnx_translation_table` merged under any ``custom_translation_table`` given;
             False uses the TorchScript exporter after :func:`register_torchscript_symbolics`.
+        replace: names of PyTorch ops whose ATen ops are exported as twinops nodes too, so a
+            model that calls them deploys with twinops' plugins without being edited (default
+            ``()``: the export is the plain one). ``"grid_sample"``: ``F.grid_sample`` (ATen's
+            ``grid_sampler``, ``grid_sampler_2d``/``_3d``) -> ``TwinopsGridSample``;
+            ``"interpolate"``: ``F.interpolate`` on 4-D input (ATen's ``upsample_*2d`` ops:
+            nearest, nearest-exact, bilinear, bicubic, antialias) -> ``TwinopsResize`` with
+            ``pytorch=1`` and the attributes ``twinops.interpolate`` would use ("area" and 3-D/5-D
+            input stay standard ONNX). Output sizes follow dynamic shapes exactly, as for the
+            twinops ops. Both exporters; with ``dynamo=False`` the symbolics are registered for
+            this export only. ``twinops.onnx_replace.replacements()`` lists the names.
         **kwargs: passed to ``torch.onnx.export`` (``dynamic_shapes=`` for dynamo,
             ``dynamic_axes=``/``input_names=`` for TorchScript, ``opset_version=`` ...).
 
@@ -125,12 +140,15 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
     Raises:
         ValueError: an op's export refuses a call it cannot export exactly (e.g. an output size
             that would be wrong at other dynamic input sizes; the message starts with "twinops ONNX"
-            and says why); the dynamo exporter's wrapping errors are unwrapped to it.
+            and says why); the dynamo exporter's wrapping errors are unwrapped to it. Also an
+            unknown name in ``replace`` (the message lists the known ones).
     """
     import onnx
 
+    reps = resolve_replace(replace)
     if dynamo:
         table = onnx_translation_table()
+        table.update(translation_table(reps))
         table.update(kwargs.pop("custom_translation_table", None) or {})
         kwargs.setdefault("verbose", False)
         try:
@@ -146,7 +164,8 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, **kwargs):
     else:
         register_torchscript_symbolics()
         buffer = io.BytesIO()
-        torch.onnx.export(model, args, buffer, dynamo=False, **kwargs)
+        with torchscript_symbolics(reps):
+            torch.onnx.export(model, args, buffer, dynamo=False, **kwargs)
         proto = onnx.load_from_string(buffer.getvalue())
     if f is not None:
         if isinstance(f, (str, os.PathLike)):

@@ -203,6 +203,10 @@ class Creator:
             the inputs of the op's first :class:`Sample` and the API call it computes (the
             conformance tests' plugin case). None: the op's exported node.
         doc: one line (e.g. which toolkit's node it replaces).
+        absent_defaults: the creator builds a plugin from a node that lacks some of its
+            attributes, each taking its default (ONNX's rule; for a standard ONNX node, whose files
+            often leave defaults out). False: every field is required, as twinops' exporters write
+            them all. Either way the runtime phase (the plugin's own serialized fields) needs all.
     """
 
     name: str
@@ -210,6 +214,7 @@ class Creator:
     fields: Optional[Tuple[Tuple[str, str, int], ...]] = None
     example: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None
     doc: str = ""
+    absent_defaults: bool = False
 
 
 @dataclass(frozen=True)

@@ -232,23 +232,31 @@ def _interpolate_plan(input: Tensor, size, scale_factor, mode, align_corners, re
         _check_lengths(out, "scale_factor", who, lambda: f"input size {tuple(in_hw)} times {scale_factor!r} = ")
         if not recompute_scale_factor:
             scales = tuple(float(s) for s in sf)
-    coord = "align_corners" if align else "half_pixel"
+    return out, interpolate_attrs(mode, align, antialias, scales)
+
+
+def interpolate_attrs(mode: str, align_corners: bool, antialias: bool, scales) -> ResizeAttrs:
+    """The op's attributes (``pytorch=1``) for F.interpolate's ``mode`` (one of
+    :data:`INTERPOLATE_MODES`), ``align_corners`` and ``antialias`` (already validated) and
+    ``scales`` (H, W): the scale factors the kernel uses, 0 where none (a size was given, or
+    the scale is recomputed). :func:`interpolate` and the export of ATen's upsample ops
+    (``export_onnx(replace=("interpolate",))``) both build the node from here."""
+    scales = tuple(float(s) for s in scales)
     if mode == "nearest":
-        attrs = ResizeAttrs(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
-                            scales=scales, pytorch=1)
-    elif mode == "nearest-exact":
-        attrs = ResizeAttrs(mode="nearest", coordinate_transformation_mode="half_pixel",
-                            nearest_mode="round_prefer_ceil", scales=scales, pytorch=1)
-    elif mode == "area":
+        return ResizeAttrs(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
+                           scales=scales, pytorch=1)
+    if mode == "nearest-exact":
+        return ResizeAttrs(mode="nearest", coordinate_transformation_mode="half_pixel",
+                           nearest_mode="round_prefer_ceil", scales=scales, pytorch=1)
+    if mode == "area":
         # The kernel ignores the scale for area; keeping it lets exporters rebuild a dynamic size.
-        attrs = ResizeAttrs(mode="area", coordinate_transformation_mode="half_pixel", scales=scales, pytorch=1)
-    else:
-        cubic = mode == "bicubic"
-        attrs = ResizeAttrs(mode="cubic" if cubic else "linear", coordinate_transformation_mode=coord,
-                            cubic_coeff_a=(-0.5 if antialias else -0.75) if cubic else -0.75,
-                            exclude_outside=int(bool(antialias)), antialias=int(bool(antialias)), scales=scales,
-                            pytorch=1)
-    return out, attrs
+        return ResizeAttrs(mode="area", coordinate_transformation_mode="half_pixel", scales=scales, pytorch=1)
+    cubic = mode == "bicubic"
+    return ResizeAttrs(mode="cubic" if cubic else "linear",
+                       coordinate_transformation_mode="align_corners" if align_corners else "half_pixel",
+                       cubic_coeff_a=(-0.5 if antialias else -0.75) if cubic else -0.75,
+                       exclude_outside=int(bool(antialias)), antialias=int(bool(antialias)), scales=scales,
+                       pytorch=1)
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,

@@ -288,6 +288,175 @@ def translate_resize(a: dict):
 
 
 # ---------------------------------------------------------------------------------------
+# export without editing the model: F.interpolate's ATen ops -> TwinopsResize (pytorch=1)
+# ---------------------------------------------------------------------------------------
+
+# The ATen ops F.interpolate lowers to for 4-D input -> (its mode, antialias). "area" lowers to
+# adaptive_avg_pool2d, which nn.AdaptiveAvgPool2d (global pooling) calls too: not mapped, it stays
+# standard ONNX. 3-D and 5-D input lower to other ops (upsample_*1d / *3d; twinops' resize is 4-D):
+# standard ONNX Resize too.
+_ATEN_UPSAMPLE = {
+    "upsample_nearest2d": ("nearest", False),
+    "_upsample_nearest_exact2d": ("nearest-exact", False),
+    "upsample_bilinear2d": ("bilinear", False),
+    "_upsample_bilinear2d_aa": ("bilinear", True),
+    "upsample_bicubic2d": ("bicubic", False),
+    "_upsample_bicubic2d_aa": ("bicubic", True),
+}
+
+
+def _aten_scales(scale_factors, scales_h=None, scales_w=None) -> List[float]:
+    """The (H, W) scales the ATen op's kernel uses (0 where none): ``.vec``'s ``scale_factors``
+    or the explicit overload's ``scales_h`` / ``scales_w``."""
+    if scale_factors is not None:
+        values = [float(v) for v in scale_factors]
+        if len(values) != 2:
+            raise ValueError(f"twinops ONNX export: a 2-D upsample op needs 2 scale factors, got {values}")
+        return values
+    return [float(v) if v is not None else 0.0 for v in (scales_h, scales_w)]
+
+
+def _ts_upsample(mode: str, antialias: bool):
+    """TorchScript symbolic of ``aten::<upsample op>`` (``mode`` as F.interpolate's): both
+    overloads, ``(input, output_size, [align_corners,] scale_factors)`` (``.vec``, what
+    F.interpolate calls) and ``(input, output_size, [align_corners,] scales_h, scales_w)``.
+
+    Output size: the traced output's H/W where the input's H/W are static (exactly what the op
+    computed); on a dynamic axis the size eager derives from a scale factor is rebuilt exactly in
+    int64 from ``Shape(input)``, an integer size stays the constant or the int64 arithmetic the
+    tracer recorded, and a size the tracer computed in floating point (F.interpolate's
+    ``recompute_scale_factor=True``) is refused with a ValueError.
+    """
+    has_align = mode in ("bilinear", "bicubic")
+
+    def symbolic(g, input, output_size, *rest):
+        from torch.onnx import symbolic_helper as sh
+
+        from .resize import interpolate_attrs
+
+        align = bool(sh._maybe_get_const(rest[0], "b")) if has_align else False
+        tail = rest[1:] if has_align else rest
+        index = 2 + (1 if has_align else 0)  # where the scales start among the node's inputs
+        if len(tail) == 1:  # .vec: float[]? scale_factors
+            factors = None if sh._is_none(tail[0]) else _ts_original_list(g, index, sh._maybe_get_const(tail[0], "fs"))
+            scales = _aten_scales(factors)
+        else:
+            scales = _aten_scales(None, *[None if sh._is_none(v) else float(sh._maybe_get_const(v, "f")) for v in tail])
+        in_sizes = sh._get_tensor_sizes(input) or [None] * 4
+        if len(in_sizes) != 4:
+            raise ValueError(f"twinops ONNX export: replace=('interpolate',) maps 4-D input, got rank {len(in_sizes)}")
+        in_hw = list(in_sizes[2:4])
+        dynamic = [v is None for v in in_hw]
+        traced = _ts_traced_hw(g)
+        sizes, out, recompute = None, list(traced), [False, False]
+        if not any(dynamic) and None not in traced:
+            pass  # static H/W: the traced output size is the op's
+        elif sh._is_none(output_size):  # the scale factors define the size: floor(in * s)
+            out = [math.floor(i * s) if i is not None else 0 for i, s in zip(in_hw, scales)]
+            recompute = list(dynamic)
+        elif sh._is_value(output_size) and output_size.node().kind() == "prim::ListConstruct":
+            sizes = _ts_size_list(g, sh._unpack_list(output_size))
+            out = [None, None]
+        else:  # constants; as for twinops::resize, a dynamic axis with a scale follows floor(in * s)
+            out = [int(v) for v in sh._maybe_get_const(output_size, "is")]
+            recompute = _recompute_axes(scales, dynamic)
+        node_scales = _node_scales(scales, out, in_hw, 1)
+        if any(recompute):
+            hw = g.op("Gather", g.op("Shape", input), _ts_const(g, torch.tensor([2, 3], dtype=torch.int64)), axis_i=0)
+            sizes = _emit_exact_sizes(_ts_emitter(g), hw, scales, recompute, out, g.opset)
+        elif sizes is None:
+            sizes = _ts_const(g, torch.tensor(out, dtype=torch.int64))
+        attrs = interpolate_attrs(mode, align, antialias, node_scales)
+        y = N.ts_node(g, RESIZE_NODE, [input, sizes], attrs.as_dict())
+        out_hw = [None if r or v is None else v for v, r in zip(out, recompute)]
+        y.setType(input.type().with_sizes([in_sizes[0], in_sizes[1]] + out_hw))
+        return y
+
+    return symbolic
+
+
+def _ts_traced_hw(g) -> List[Optional[int]]:
+    """H_out, W_out of the traced op's output (None where unknown)."""
+    try:
+        sizes = g.original_node.output().type().sizes()
+        return [int(v) if v is not None else None for v in sizes[2:4]]
+    except Exception:  # noqa: BLE001 - no complete type: unknown
+        return [None, None]
+
+
+def _ts_size_list(g, elements) -> object:
+    """A traced ``[H_out, W_out]`` list as a 1-D int64 value; refuses lengths the tracer computed
+    in floating point (float32 here, double in eager: they differ for some input sizes)."""
+    seen, todo = set(), list(elements)
+    while todo:
+        v = todo.pop()
+        node = v.node()
+        if id(node) in seen or node.kind() in ("onnx::Shape", "prim::Param"):
+            continue
+        seen.add(id(node))
+        if node.kind() in ("onnx::Floor", "onnx::Ceil", "onnx::Round") or (
+                node.kind() == "onnx::Cast" and node.i("to") in _FLOAT_TYPE_IDS):
+            raise ValueError(
+                "twinops ONNX export: the output size of an upsample op is computed in floating point (float32) by "
+                "the traced graph, which differs from eager's double arithmetic for some input sizes; this is what "
+                "F.interpolate(recompute_scale_factor=True) gives under tracing. Use "
+                "recompute_scale_factor=False/None, integer size arithmetic, or static H/W")
+        todo.extend(node.inputs())
+    int64 = 7  # TensorProto.INT64
+    parts = [g.op("Reshape", g.op("Cast", v, to_i=int64), _ts_const(g, torch.tensor([1], dtype=torch.int64)))
+             for v in elements]
+    return g.op("Concat", *parts, axis_i=0)
+
+
+def _translate_upsample(mode: str, antialias: bool):
+    """dynamo translation body of an upsample overload: :func:`translate_resize` with the
+    attributes :func:`twinops.resize.interpolate_attrs` gives; ``output_size`` None (``.vec``
+    with scale factors) means ``floor(in * s)``, rebuilt exactly on a symbolic axis."""
+    def body(a: dict):
+        from .resize import interpolate_attrs
+
+        scales = _aten_scales(a.get("scale_factors"), a.get("scales_h"), a.get("scales_w"))
+        input = a.get("input", a.get("self"))
+        shape = input.shape
+        if shape is not None and len(shape) != 4:
+            raise ValueError(f"twinops ONNX export: replace=('interpolate',) maps 4-D input, got rank {len(shape)}")
+        out = a["output_size"]
+        if out is None:
+            in_hw = [shape[d] if shape is not None and isinstance(shape[d], int) else None for d in (2, 3)]
+            out = [math.floor(i * s) if i is not None else None for i, s in zip(in_hw, scales)]
+        attrs = interpolate_attrs(mode, bool(a.get("align_corners", False)), antialias, scales)
+        return translate_resize({"input": input, "output_size": list(out), **attrs.as_dict()})
+
+    return body
+
+
+def _upsample_translations() -> dict:
+    from .onnx_replace import aten_translation
+
+    table = {}
+    for name, (mode, antialias) in _ATEN_UPSAMPLE.items():
+        packet = getattr(torch.ops.aten, name)
+        for overload in ("vec", "default"):
+            op = getattr(packet, overload)
+            table[op] = aten_translation(op, _translate_upsample(mode, antialias))
+    return table
+
+
+def _register_interpolate_replacement() -> None:
+    from .onnx_replace import AtenReplacement, register_replacement
+
+    register_replacement(AtenReplacement(
+        name="interpolate",
+        summary="F.interpolate on 4-D input (nearest, nearest-exact, bilinear, bicubic, antialias; ATen's "
+                "upsample_*2d ops) -> TwinopsResize (pytorch=1); area and 3-D/5-D input stay standard ONNX",
+        symbolics={f"aten::{name}": _ts_upsample(*how) for name, how in _ATEN_UPSAMPLE.items()},
+        translations=_upsample_translations))
+
+
+_register_interpolate_replacement()
+
+
+# ---------------------------------------------------------------------------------------
 # onnx.reference kernels (independent of the twinops kernels)
 # ---------------------------------------------------------------------------------------
 

@@ -255,7 +255,7 @@ def _parser_errors(parser) -> str:
 
 def build_engine(onnx_model, shapes: Optional[Mapping[str, Sequence]] = None, *, fp16: bool = False,
                  tf32: bool = True, workspace: Optional[int] = None, plugins: Union[None, bool, str] = None,
-                 strongly_typed: Optional[bool] = None) -> bytes:
+                 strongly_typed: Optional[bool] = None, plugin_override: bool = False) -> bytes:
     """Builds a TensorRT engine from an ONNX model and returns the serialized engine (plan bytes).
 
     Args:
@@ -270,6 +270,10 @@ def build_engine(onnx_model, shapes: Optional[Mapping[str, Sequence]] = None, *,
         plugins: None loads the twinops plugins when the model has twinops nodes; True always;
             False never; a str loads that library path.
         strongly_typed: default True, except False when ``fp16`` asks for the weakly typed flag.
+        plugin_override: set the parser's ``OnnxParserFlag.ENABLE_PLUGIN_OVERRIDE`` (TensorRT >= 10.15):
+            a standard ONNX node whose op_type names a registered plugin (version "1", namespace "")
+            runs that plugin instead of TensorRT's own importer; loads the twinops plugins unless
+            ``plugins`` is False or a path.
 
     Raises:
         TRTBuildError with every ONNX parser error (node, name, operator, description) or the
@@ -287,7 +291,7 @@ def build_engine(onnx_model, shapes: Optional[Mapping[str, Sequence]] = None, *,
         path, data, model = None, onnx_model.SerializeToString(), onnx_model
     else:
         raise TypeError(f"onnx_model: expected onnx.ModelProto, bytes or a path, got {type(onnx_model).__name__}")
-    if plugins is True or (plugins is None and _uses_plugins(model)):
+    if plugins is True or (plugins is None and (plugin_override or _uses_plugins(model))):
         load_plugins()
     elif isinstance(plugins, (str, os.PathLike)):
         load_plugins(os.fspath(plugins))
@@ -311,6 +315,12 @@ def build_engine(onnx_model, shapes: Optional[Mapping[str, Sequence]] = None, *,
         flags |= 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
     network = builder.create_network(flags)
     parser = trt.OnnxParser(network, logger)
+    if plugin_override:
+        flag = getattr(getattr(trt, "OnnxParserFlag", None), "ENABLE_PLUGIN_OVERRIDE", None)
+        if flag is None:
+            raise ValueError(f"plugin_override=True: TensorRT {trt.__version__}'s ONNX parser has no "
+                             "OnnxParserFlag.ENABLE_PLUGIN_OVERRIDE (added in 10.15)")
+        parser.set_flag(flag)
     ok = parser.parse_from_file(path) if path is not None else parser.parse(data)
     if not ok:
         raise TRTBuildError(f"TensorRT's ONNX parser rejected the model ({parser.num_errors} errors):\n"

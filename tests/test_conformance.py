@@ -394,17 +394,23 @@ def test_plugin_fields_fuzz(op, creator, version):
 
 @pytest.mark.parametrize("op,creator,version", CREATORS)
 def test_plugin_serialized_forms_corrupted_are_refused(op, creator, version):
-    """Every declared field is required; a serialized form truncated, padded, with a byte flipped
-    (V2 blob) or with fields missing, shortened, retyped or random (V3 runtime fields) is refused
-    with a message (or, for random V3 fields that happen to be valid, gives a working plugin)."""
+    """Every declared field is required (build phase: unless the creator declares absent_defaults,
+    then the plugin serializes every field anyway); a serialized form truncated, padded, with a
+    byte flipped (V2 blob) or with fields missing, shortened, retyped or random (V3 runtime fields)
+    is refused with a message (or, for random V3 fields that happen to be valid, gives a working plugin)."""
     from plugin_checks import rejected, replace_field
 
     ph, host = _host()
     info = _creator(host, creator, version)
     good = ph.node_fields(_plugin_case(op, creator, version)[0], info)
-    for i, f in enumerate(good):
-        rejected(host, lambda: host.create(info, good[:i] + good[i + 1:]), f"without {f.name}")
     ser = host.create(info, good).serialize()
+    for i, f in enumerate(good):
+        if not creator.absent_defaults:
+            rejected(host, lambda: host.create(info, good[:i] + good[i + 1:]), f"without {f.name}")
+            continue
+        p = host.create(info, good[:i] + good[i + 1:])
+        assert p is not None, f"without {f.name}: refused\n{host.take_log()}"
+        assert [(g.name, len(g.data) > 0) for g in p.serialize()] == [(g.name, len(g.data) > 0) for g in ser]
     rng = np.random.default_rng(0)
     if info.interface == "v2":
         blob = ser[0].data

@@ -173,6 +173,23 @@ def test_fp16_flag_only_where_it_exists(monkeypatch):
         ttrt.build_engine(b"", fp16=True, strongly_typed=True, plugins=False)
 
 
+
+def test_plugin_override_sets_the_parser_flag_where_it_exists(monkeypatch):
+    monkeypatch.setattr(ttrt, "_LOGGER", None)
+    fake = _fake_tensorrt("10.14.0", ["stop after parsing"])
+    monkeypatch.setitem(sys.modules, "tensorrt", fake)
+    with pytest.raises(ValueError, match=r"plugin_override=True: TensorRT 10.14.0's ONNX parser has no "
+                                         r"OnnxParserFlag.ENABLE_PLUGIN_OVERRIDE \(added in 10.15\)"):
+        ttrt.build_engine(b"", plugins=False, plugin_override=True)
+    set_flags = []
+    fake.OnnxParserFlag = types.SimpleNamespace(ENABLE_PLUGIN_OVERRIDE="override")
+    fake.OnnxParser.set_flag = lambda self, flag: set_flags.append(flag)
+    for override in (False, True):
+        with pytest.raises(ttrt.TRTBuildError, match="stop after parsing"):
+            ttrt.build_engine(b"", plugins=False, plugin_override=override)
+        assert set_flags == (["override"] if override else [])
+
+
 # ---------------------------------------------------------------------------------------
 # real engines (TensorRT >= 10 and a CUDA GPU)
 # ---------------------------------------------------------------------------------------

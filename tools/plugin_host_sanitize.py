@@ -1,4 +1,4 @@
-"""Enqueue every resize plugin through the TensorRT-free plugin host, for compute-sanitizer.
+"""Enqueue every resize and grid_sample plugin through the TensorRT-free plugin host, for compute-sanitizer.
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 1 \
         python tools/plugin_host_sanitize.py
@@ -90,6 +90,20 @@ def main() -> int:
                 check(f"TRTBicubicInterpolate {iface} ac={ac} {dtype}",
                       ph.run_resize(x, {"scale_factor": [1.5, 0.5], "align_corners": ac},
                                     plugin="TRTBicubicInterpolate", interface=iface), want)
+        # grid_sample: its three creators (twinops', MMDeploy's integer codes, ONNX GridSample), 4-D and 5-D
+        for shape, gshape in (((2, 3, 9, 7), (2, 5, 11, 2)), ((2, 3, 4, 6, 5), (2, 3, 5, 4, 3))):
+            x5 = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+            grid = (torch.rand(gshape, device="cuda", generator=g) * 2.4 - 1.2).to(dtype)
+            modes = ("linear", "nearest", "cubic")[: 3 if len(shape) == 4 else 2]
+            for m, mode in enumerate(modes):
+                for p, pad in enumerate(("zeros", "border", "reflection")):
+                    want = torch.ops.twinops.grid_sample(x5, grid, mode, pad, 1)
+                    for iface in ("v3", "v2"):
+                        for node in (("TwinopsGridSample", dict(mode=mode, padding_mode=pad, align_corners=1)),
+                                     ("GridSample", dict(mode=mode, padding_mode=pad, align_corners=1)),
+                                     ("grid_sampler", dict(interpolation_mode=m, padding_mode=p, align_corners=1))):
+                            (y,) = ph.run_plugin(node, [x5, grid], interface=iface)
+                            check(f"{node} {iface} {tuple(shape)} {dtype}", y, want)
     torch.cuda.synchronize()
     print(f"plugin host sanitize: {n} cases, {bad} failures")
     return 1 if bad else 0

@@ -72,20 +72,30 @@ inline int32_t enqueue_core(const std::string& name, const OpCore& core, const n
 struct OpCreator {
   std::string name;                        // plugin name == ONNX op_type
   std::function<void(FieldStore*)> declare;  // getFieldNames
-  // createPlugin (both phases) and V2 deserializePlugin: a core, or nullptr and *error set.
-  std::function<std::unique_ptr<OpCore>(const nvinfer1::PluginFieldCollection*, std::string* error)> make;
+  // createPlugin and V2 deserializePlugin: a core, or nullptr and *error set. `runtime`: the
+  // fields are the plugin's own serialized ones (V3 runtime phase, V2 deserializePlugin), not
+  // the parser's conversion of a node's attributes (build phase).
+  std::function<std::unique_ptr<OpCore>(const nvinfer1::PluginFieldCollection*, bool runtime, std::string* error)>
+      make;
 };
+
+// What a creator does with a declared field that a build-phase collection lacks. TensorRT's ONNX
+// parser passes only the attributes a node has; twinops' exporters write every attribute, but a
+// creator that runs another tool's or the ONNX standard's node must read an absent attribute as
+// its default, as ONNX defines it. The serialized fields (runtime phase) are always complete.
+enum class AbsentFields { kRefused, kDefaultWhenBuilding };
 
 // An OpCreator whose fields are the members of Fields (an attribute struct, twinops_attrs.h):
 // declared and read by op_fields.h, then make(const Fields&, std::string* error) builds the core.
 template <class Fields, class Make>
-OpCreator attr_creator(std::string name, Make make) {
+OpCreator attr_creator(std::string name, Make make, AbsentFields absent = AbsentFields::kRefused) {
   OpCreator c;
   c.name = name;
   c.declare = [](FieldStore* store) { declare_attr_fields<Fields>(store); };
-  c.make = [name, make](const nvinfer1::PluginFieldCollection* fc, std::string* error) -> std::unique_ptr<OpCore> {
+  c.make = [name, make, absent](const nvinfer1::PluginFieldCollection* fc, bool runtime,
+                                std::string* error) -> std::unique_ptr<OpCore> {
     Fields f;
-    *error = read_attr_fields(FieldReader(fc, name), &f);
+    *error = read_attr_fields(FieldReader(fc, name), &f, !runtime && absent == AbsentFields::kDefaultWhenBuilding);
     return error->empty() ? make(f, error) : nullptr;
   };
   return c;

@@ -52,13 +52,15 @@ void declare_attr_fields(FieldStore* store) {
   });
 }
 
-// Every field of Attrs is required; returns "" or the first bad field's message (it names the field).
+// Reads every field of Attrs into *out; returns "" or the first bad field's message (it names
+// the field). A missing field is an error, unless `absent_keeps_default`: then the member keeps
+// the value *out holds (the attribute's default), as an ONNX node's absent attribute means.
 template <class Attrs>
-std::string read_attr_fields(const FieldReader& reader, Attrs* out) {
+std::string read_attr_fields(const FieldReader& reader, Attrs* out, bool absent_keeps_default = false) {
   if (!reader.error().empty()) return reader.error();
   std::string err;
   out->for_each([&](auto, const char* name, const char*, auto& member, auto) {
-    if (err.empty()) err = field_detail::read(reader, name, &member);
+    if (err.empty() && (!absent_keeps_default || reader.has(name))) err = field_detail::read(reader, name, &member);
   });
   return err;
 }

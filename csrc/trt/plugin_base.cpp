@@ -192,6 +192,13 @@ std::string FieldReader::numbers(const char* name, bool integral, int32_t count,
   return "";
 }
 
+bool FieldReader::has(const char* name) const {
+  if (!error_.empty()) return false;
+  for (int32_t i = 0; i < fc_->nbFields; ++i)
+    if (fc_->fields[i].name != nullptr && std::strcmp(fc_->fields[i].name, name) == 0) return true;
+  return false;
+}
+
 std::string FieldReader::get_int(const char* name, int64_t* out) const { return numbers(name, true, 1, nullptr, out); }
 
 std::string FieldReader::get_float(const char* name, double* out) const {

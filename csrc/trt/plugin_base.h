@@ -77,11 +77,14 @@ struct FieldDecl {
 // Reads a PluginFieldCollection by name. Integers accept kINT8/16/32 (and kINT64 on
 // TRT >= 9), floats kFLOAT32 / kFLOAT64 (kFLOAT64 keeps a scale exact), strings kCHAR
 // (read up to `length` bytes or the first NUL). Every getter returns "" or a message that
-// names the field and says what was expected. Every declared field is required.
+// names the field and says what was expected; a missing field is an error (creators that give
+// absent fields a default ask has() first).
 class FieldReader {
  public:
   FieldReader(const nvinfer1::PluginFieldCollection* fc, std::string owner);
   const std::string& error() const { return error_; }  // set when the collection itself is bad
+  // Whether a field of that name is in the collection (false for a bad collection).
+  bool has(const char* name) const;
   std::string get_int(const char* name, int64_t* out) const;
   std::string get_float(const char* name, double* out) const;
   std::string get_floats(const char* name, int32_t count, double* out) const;

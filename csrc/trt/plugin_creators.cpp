@@ -2,6 +2,7 @@
 // each as IPluginV3 "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), plus
 // IPluginV2DynamicExt "legacy", through every registration path (getCreators,
 // getPluginCreators, registration at load time).
+#include "grid_sample_core.h"
 #include "op_core.h"
 #include "resize_core.h"
 
@@ -14,6 +15,9 @@ const std::vector<OpCreator>& op_creators() {
       twinops_resize_creator(),           // the torch op's attributes
       dynamic_trt_resize_creator(),       // MMDeploy drop-in
       trt_bicubic_interpolate_creator(),  // MMDeploy drop-in
+      twinops_grid_sample_creator(),      // the torch op's attributes
+      grid_sampler_creator(),             // MMDeploy drop-in
+      onnx_grid_sample_creator(),         // the ONNX standard node (parser plugin override)
   };
   return *list;
 }

@@ -155,9 +155,9 @@ const PluginFieldCollection* CreatorV2::getFieldNames() noexcept {
                                                [&] { return declared_.collection(); });
 }
 
-IPluginV2* CreatorV2::make(const PluginFieldCollection* fc, const std::string& where) {
+IPluginV2* CreatorV2::make(const PluginFieldCollection* fc, bool runtime, const std::string& where) {
   std::string err;
-  std::unique_ptr<OpCore> core = op_.make(fc, &err);
+  std::unique_ptr<OpCore> core = op_.make(fc, runtime, &err);
   if (core == nullptr) {
     log_error(where + (err.empty() ? op_.name + ": createPlugin failed" : err));
     return nullptr;
@@ -168,7 +168,7 @@ IPluginV2* CreatorV2::make(const PluginFieldCollection* fc, const std::string& w
 }
 
 IPluginV2* CreatorV2::createPlugin(const char*, const PluginFieldCollection* fc) noexcept {
-  return guarded<IPluginV2*>(op_.name + " createPlugin", nullptr, [&] { return make(fc, ""); });
+  return guarded<IPluginV2*>(op_.name + " createPlugin", nullptr, [&] { return make(fc, false, ""); });
 }
 
 IPluginV2* CreatorV2::deserializePlugin(const char*, const void* data, size_t length) noexcept {
@@ -179,7 +179,7 @@ IPluginV2* CreatorV2::deserializePlugin(const char*, const void* data, size_t le
       log_error(op_.name + " deserializePlugin: " + err);
       return nullptr;
     }
-    return make(store.collection(), op_.name + " deserializePlugin: ");
+    return make(store.collection(), true, op_.name + " deserializePlugin: ");
   });
 }
 

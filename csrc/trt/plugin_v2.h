@@ -68,7 +68,7 @@ class CreatorV2 final : public nvinfer1::IPluginCreator {
   nvinfer1::IPluginV2* deserializePlugin(const char* name, const void* data, size_t length) noexcept override;
 
  private:
-  nvinfer1::IPluginV2* make(const nvinfer1::PluginFieldCollection* fc, const std::string& where);
+  nvinfer1::IPluginV2* make(const nvinfer1::PluginFieldCollection* fc, bool runtime, const std::string& where);
   OpCreator op_;
   std::string version_, namespace_;
   FieldStore declared_;

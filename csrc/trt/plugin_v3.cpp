@@ -136,10 +136,10 @@ const PluginFieldCollection* CreatorV3::getFieldNames() noexcept {
                                                [&] { return declared_.collection(); });
 }
 
-IPluginV3* CreatorV3::createPlugin(const char*, const PluginFieldCollection* fc, TensorRTPhase) noexcept {
+IPluginV3* CreatorV3::createPlugin(const char*, const PluginFieldCollection* fc, TensorRTPhase phase) noexcept {
   return guarded<IPluginV3*>(op_.name + " createPlugin", nullptr, [&]() -> IPluginV3* {
     std::string err;
-    std::unique_ptr<OpCore> core = op_.make(fc, &err);
+    std::unique_ptr<OpCore> core = op_.make(fc, phase == TensorRTPhase::kRUNTIME, &err);
     if (core == nullptr) {
       log_error(err.empty() ? op_.name + ": createPlugin failed" : err);
       return nullptr;
