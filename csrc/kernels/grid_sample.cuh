@@ -307,7 +307,7 @@ bool dispatch_mode(const Params& p, F&& f) {
 }
 
 // Output points per batch (D_out * H_out * W_out).
-inline int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] * p.out[2]; }
+TWIN_HD int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] * p.out[2]; }
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 // Device workspace (bytes) backward_cuda needs for `p`; the forward needs none.
