@@ -118,7 +118,7 @@ struct Offsets {
 // ---------------------------------------------------------------------------------------
 
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads, forward_min_blocks(M)) forward_kernel(const Params p, const T* __restrict__ input,
+__global__ void __launch_bounds__(kThreads, forward_min_blocks(M, sizeof(typename OpMath<T>::type))) forward_kernel(const Params p, const T* __restrict__ input,
                                                            const T* __restrict__ grid, T* __restrict__ output,
                                                            int64_t points, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;

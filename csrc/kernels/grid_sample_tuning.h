@@ -18,10 +18,13 @@ constexpr int kThreads = 256;
 constexpr int kLoadsInFlight = 16;
 constexpr int forward_unroll(int taps) { return taps >= kLoadsInFlight ? 1 : kLoadsInFlight / taps; }
 
-// Blocks per SM the forward's registers are sized for (__launch_bounds__): bicubic's per-tap
-// padding leaves it near 140 registers unbounded, one block of kThreads per SM; capped at 128
-// it keeps two without spilling (ptxas -v, sm_90).
-constexpr int forward_min_blocks(int mode) { return mode == 2 ? 2 : 1; }  // 2: Mode kCubic
+// Blocks per SM the forward's registers are sized for (__launch_bounds__), read off ptxas -v
+// on sm_90: float opmath fits 80 registers (3 blocks of kThreads) without spilling, but
+// bicubic, whose per-tap padding leaves it near 140 registers unbounded, fits 128 (2 blocks);
+// double opmath keeps 2 blocks (80 registers spill there).
+constexpr int forward_min_blocks(int mode, int opmath_bytes) {
+  return mode == 2 /* kCubic */ || opmath_bytes > 4 ? 2 : 3;
+}
 
 // Resident threads per SM the forward aims to fill (2048 on sm_80 .. sm_90): when the output
 // points alone give fewer threads than `kFillFactor` waves of that, the channels are split
