@@ -1,0 +1,585 @@
+// CUDA kernels of the grid_sample op over the per-point math of grid_sample.cuh.
+//
+// Forward: one thread per output point (and channel slice): the point's taps and weights are
+// computed once, then every channel of the slice sums its taps, several channels' loads in
+// flight at once.
+//
+// Backward, deterministic (no atomics anywhere):
+// - grad_grid: one thread per output point sums over the channels in order.
+// - grad_input: every (point, tap) pair gets the key of the input element its padded tap reads
+//   (a pair reading nothing, and every tap of a NaN point, gets the key "no element"); the
+//   pairs are sorted by key with CUB's stable radix sort, so each element's pairs form one run
+//   in (point, tap) order; one thread per input element then sums grad_output * weight over
+//   its run for every channel. The order is fixed by the data, not by the schedule, and it is
+//   the CPU loop's order (grid_sample_cpu.h). Keying pairs by the padded tap index makes the
+//   element <-> pair relation exact for every mode and padding (border's clamped taps,
+//   reflection's mirrored ones, cubic's per-tap padding) without a per-padding rule.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+#include "grid_sample.cuh"
+#include "grid_sample_tuning.h"
+
+namespace twinops {
+namespace grid_sample {
+
+namespace {
+
+template <typename T>
+__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
+  return static_cast<typename OpMath<T>::type>(*p);
+}
+template <>
+__device__ __forceinline__ float load<__half>(const __half* p) {
+  return __half2float(*p);
+}
+template <>
+__device__ __forceinline__ float load<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
+
+template <typename T, typename Acc>
+__device__ __forceinline__ T store_as(Acc v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __forceinline__ __half store_as<__half, float>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 store_as<__nv_bfloat16, float>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <typename Acc>
+__device__ __forceinline__ Acc nan_of() {
+  return std::numeric_limits<Acc>::quiet_NaN();
+}
+
+// Output point q of a batch -> (od, oh, ow).
+__device__ __forceinline__ void split_point(const Params& p, int64_t q, int64_t* od, int64_t* oh, int64_t* ow) {
+  if (q < INT32_MAX && p.out[2] < INT32_MAX && p.out[1] < INT32_MAX) {  // 32-bit division is far cheaper
+    const auto q32 = static_cast<uint32_t>(q), w = static_cast<uint32_t>(p.out[2]),
+               h = static_cast<uint32_t>(p.out[1]);
+    const uint32_t r = q32 / w;
+    *ow = q32 - r * w;
+    *oh = r % h;
+    *od = r / h;
+    return;
+  }
+  *ow = q % p.out[2];
+  *oh = (q / p.out[2]) % p.out[1];
+  *od = q / (p.out[2] * p.out[1]);
+}
+
+template <int DIMS, typename T, typename Acc>
+__device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__ grid, int64_t n, int64_t od,
+                                          int64_t oh, int64_t ow, Acc* gx, Acc* gy, Acc* gz) {
+  const int64_t* s = p.grid_stride;
+  const T* g = grid + n * s[0] + od * s[1] + oh * s[2] + ow * s[3];
+  *gx = load(g);
+  *gy = load(g + s[4]);
+  *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
+}
+
+// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded), kept
+// per axis: tap t reads at(t) when ok(t).
+template <Mode M, int DIMS, typename Acc>
+struct Offsets {
+  using PT = PointTaps<M, DIMS, Acc>;
+  int64_t ox[PT::K], oy[PT::K], oz[PT::KZ];
+  bool okx[PT::K], oky[PT::K], okz[PT::KZ];
+  __device__ __forceinline__ Offsets(const PT& pt, const int64_t* s) {
+#pragma unroll
+    for (int k = 0; k < PT::K; ++k) {
+      okx[k] = pt.x.idx[k] >= 0;
+      oky[k] = pt.y.idx[k] >= 0;
+      ox[k] = okx[k] ? pt.x.idx[k] * s[4] : 0;
+      oy[k] = oky[k] ? pt.y.idx[k] * s[3] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < PT::KZ; ++k) {
+      okz[k] = pt.z.idx[k] >= 0;
+      oz[k] = okz[k] ? pt.z.idx[k] * s[2] : 0;
+    }
+  }
+  __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
+  __device__ __forceinline__ int64_t at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
+};
+
+// ---------------------------------------------------------------------------------------
+// forward
+// ---------------------------------------------------------------------------------------
+
+template <Mode M, int DIMS, typename T>
+__global__ void __launch_bounds__(kThreads, forward_min_blocks(M)) forward_kernel(const Params p, const T* __restrict__ input,
+                                                           const T* __restrict__ grid, T* __restrict__ output,
+                                                           int64_t points, int64_t c_slice) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  constexpr int U = forward_unroll(PT::T);
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= points) return;
+  const int64_t P = points_per_batch(p);
+  const int64_t n = i / P;
+  int64_t od, oh, ow;
+  split_point(p, i - n * P, &od, &oh, &ow);
+  const int64_t c0 = static_cast<int64_t>(blockIdx.y) * c_slice;
+  const int64_t c1 = c0 + c_slice < p.c ? c0 + c_slice : p.c;
+  Acc gx, gy, gz;
+  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  const int64_t* os = p.output_stride;
+  T* out = output + n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
+  PT pt;
+  if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
+    for (int64_t c = c0; c < c1; ++c) out[c * os[1]] = store_as<T>(nan_of<Acc>());
+    return;
+  }
+  // Offsets per axis (a tap's offset is the sum of its axes'), weights per tap: cubic's 16
+  // taps then hold 8 offsets, not 16.
+  const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
+  Acc w[PT::T];
+#pragma unroll
+  for (int t = 0; t < PT::T; ++t) w[t] = pt.weight(t);
+  const int64_t sc = p.input_stride[1];
+  const T* in = input + n * p.input_stride[0];
+  // U channels per step, the last step's missing channels skipped (uniform per thread), so a
+  // thread with 3 channels still has all their loads in flight.
+  for (int64_t c = c0; c < c1; c += U) {
+    Acc v[U][PT::T];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(in + (c + u) * sc + o.at(t)) : Acc(0);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (c + u >= c1) break;
+      Acc s = Acc(0);
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
+      out[(c + u) * os[1]] = store_as<T>(s);
+    }
+  }
+}
+
+// Resident threads of the current device (SMs x threads per SM), asked once per device: the
+// rules of grid_sample_tuning.h are written in them.
+int64_t resident_threads() {
+  constexpr int kDevices = 64;
+  static std::atomic<int64_t> cached[kDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 2048;
+  if (dev >= 0 && dev < kDevices) {
+    if (const int64_t v = cached[dev].load(std::memory_order_relaxed); v > 0) return v;
+  }
+  int sms = 0, threads = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 1;
+  if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess || threads < 1)
+    threads = 2048;
+  const int64_t v = static_cast<int64_t>(sms) * threads;
+  if (dev >= 0 && dev < kDevices) cached[dev].store(v, std::memory_order_relaxed);
+  return v;
+}
+
+// Channels per thread: all of them, unless `items` threads alone leave the GPU short of
+// `fill` waves (grid_sample_tuning.h); then halved, not below the unroll width nor so far
+// that the slices outnumber blockIdx.y's range.
+int64_t channel_slice(int64_t items, int64_t c, int unroll, int64_t fill) {
+  const int64_t want = fill * resident_threads();
+  const int64_t floor_slice = std::max<int64_t>(unroll, (c + 65534) / 65535);
+  int64_t slice = c;
+  while (slice > floor_slice && items * ((c + slice - 1) / slice) < want) {
+    const int64_t next = std::max(floor_slice, (slice / 2 + unroll - 1) / unroll * unroll);
+    if (next >= slice) break;
+    slice = next;
+  }
+  return std::max<int64_t>(slice, 1);
+}
+
+template <typename T>
+cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
+  const int64_t points = p.n * points_per_batch(p);
+  if (points == 0 || p.c == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
+  dispatch_mode(p, [&](auto m, auto d) {
+    constexpr Mode M = decltype(m)::value;
+    constexpr int D = decltype(d)::value;
+    const int64_t slice = channel_slice(points, p.c, forward_unroll(PointTaps<M, D, float>::T), kFillFactor);
+    const int64_t slices = (p.c + slice - 1) / slice;
+    if (slices > 65535) {
+      status = cudaErrorInvalidConfiguration;
+      return;
+    }
+    const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
+    forward_kernel<M, D, T><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
+    status = cudaGetLastError();
+  });
+  return status;
+}
+
+// ---------------------------------------------------------------------------------------
+// backward: grad_grid
+// ---------------------------------------------------------------------------------------
+
+template <Mode M, int DIMS, typename T>
+__global__ void __launch_bounds__(kThreads) grad_grid_kernel(const Params p, const T* __restrict__ gout,
+                                                             const T* __restrict__ input, const T* __restrict__ grid,
+                                                             T* __restrict__ ggrid, int64_t points) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= points) return;
+  const int64_t P = points_per_batch(p);
+  const int64_t n = i / P;
+  int64_t od, oh, ow;
+  split_point(p, i - n * P, &od, &oh, &ow);
+  Acc gx, gy, gz;
+  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  const int64_t* gs = p.grad_grid_stride;
+  T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
+  PT pt;
+  if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
+    for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(nan_of<Acc>());
+    return;
+  }
+  if constexpr (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
+    for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(Acc(0));
+    return;
+  } else {
+    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
+    Acc dx[PT::T], dy[PT::T], dz[PT::T];
+#pragma unroll
+    for (int t = 0; t < PT::T; ++t) {
+      dx[t] = pt.dweight_x(t);
+      dy[t] = pt.dweight_y(t);
+      dz[t] = pt.dweight_z(t);
+    }
+    const int64_t* os = p.output_stride;
+    const T* go = gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
+    const T* in = input + n * p.input_stride[0];
+    const int64_t sc = p.input_stride[1];
+    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
+#pragma unroll 2
+    for (int64_t c = 0; c < p.c; ++c) {
+      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) {
+        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
+        tx += v * dx[t];
+        ty += v * dy[t];
+        if (DIMS == 3) tz += v * dz[t];
+      }
+      const Acc g = load(go + c * os[1]);
+      sx += tx * g;
+      sy += ty * g;
+      if (DIMS == 3) sz += tz * g;
+    }
+    gg[0] = store_as<T>(sx * pt.x.mult);
+    gg[gs[4]] = store_as<T>(sy * pt.y.mult);
+    if (DIMS == 3) gg[2 * gs[4]] = store_as<T>(sz * pt.z.mult);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// backward: grad_input by sorted (point, tap) pairs
+// ---------------------------------------------------------------------------------------
+
+// Which points one sort takes: whole batches while their pairs and elements fit one sort
+// (grid_sample_tuning.h), else one batch's points in several sorts whose gathers add up in
+// order (the first writes, the next ones add to grad_input).
+struct Chunking {
+  int64_t batches = 1;  // batches per sort
+  int64_t points = 0;   // points per sort
+  bool split_batch = false;
+  int64_t max_pairs = 0, max_elems = 0;
+};
+
+inline int taps_of(const Params& p) {
+  int t = axis_taps(p.mode) * axis_taps(p.mode);
+  return p.dims == 3 ? t * axis_taps(p.mode) : t;
+}
+
+TWIN_HD int64_t elements_per_batch(const Params& p) { return p.in[0] * p.in[1] * p.in[2]; }
+
+Chunking chunking(const Params& p) {
+  const int64_t P = points_per_batch(p), E = elements_per_batch(p), taps = taps_of(p);
+  Chunking c;
+  if (P * taps <= kMaxPairsPerSort) {
+    int64_t b = p.n;
+    if (P > 0) b = std::min(b, kMaxPairsPerSort / (P * taps));
+    b = std::min(b, kMaxElementsPerSort / E);
+    c.batches = std::max<int64_t>(b, 1);
+    c.points = c.batches * P;
+  } else {
+    c.split_batch = true;
+    c.points = kMaxPairsPerSort / taps;
+  }
+  c.max_pairs = c.points * taps;
+  c.max_elems = c.batches * E;
+  return c;
+}
+
+// Byte offsets of the backward's workspace arrays.
+struct Layout {
+  size_t keys_in, keys_out, vals_in, vals_out, weights, point_off, first, last, temp, temp_bytes, bytes;
+};
+
+size_t sort_temp_bytes(int64_t pairs, int end_bit) {
+  size_t bytes = 0;
+  cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
+                                  static_cast<uint32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                  static_cast<int32_t*>(nullptr), static_cast<int>(pairs), 0, end_bit);
+  return bytes;
+}
+
+Layout layout(const Params& p) {
+  const Chunking c = chunking(p);
+  Layout L{};
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    const size_t at = off;
+    off = (off + bytes + 255) & ~static_cast<size_t>(255);
+    return at;
+  };
+  const auto pairs = static_cast<size_t>(c.max_pairs);
+  L.keys_in = take(sizeof(uint32_t) * pairs);
+  L.keys_out = take(sizeof(uint32_t) * pairs);
+  L.vals_in = take(sizeof(int32_t) * pairs);
+  L.vals_out = take(sizeof(int32_t) * pairs);
+  L.weights = take(sizeof(double) * pairs);  // opmath: double at most
+  L.point_off = take(sizeof(int64_t) * static_cast<size_t>(c.points));
+  L.first = take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
+  L.last = take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
+  L.temp_bytes = c.max_pairs > 0 ? sort_temp_bytes(c.max_pairs, 32) : 0;
+  L.temp = take(L.temp_bytes);
+  L.bytes = off;
+  return L;
+}
+
+// Every (point, tap) pair of points [g0, g0 + count) (global point index n * P + q): its key
+// (input element relative to batch n0, or `none`), its index, its weight, and per point the
+// offset of its grad_output (channel 0).
+template <Mode M, int DIMS, typename T>
+__global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T* __restrict__ grid, int64_t g0,
+                                                         int64_t count, int64_t n0, uint32_t none,
+                                                         uint32_t* __restrict__ keys, int32_t* __restrict__ vals,
+                                                         typename OpMath<T>::type* __restrict__ weights,
+                                                         int64_t* __restrict__ point_off) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  const int64_t P = points_per_batch(p), E = elements_per_batch(p);
+  const int64_t g = g0 + j, n = g / P;
+  int64_t od, oh, ow;
+  split_point(p, g - n * P, &od, &oh, &ow);
+  const int64_t* os = p.output_stride;
+  point_off[j] = n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
+  Acc gx, gy, gz;
+  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  PT pt;
+  const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);  // a NaN point reads, and gets, nothing
+  const int64_t base = (n - n0) * E;
+#pragma unroll
+  for (int t = 0; t < PT::T; ++t) {
+    const int64_t at = j * PT::T + t;
+    const bool v = ok && pt.valid(t);
+    const int64_t e = (int64_t(pt.z.idx[PT::kz(t)]) * p.in[1] + pt.y.idx[PT::ky(t)]) * p.in[2] + pt.x.idx[PT::kx(t)];
+    keys[at] = v ? static_cast<uint32_t>(base + e) : none;
+    vals[at] = static_cast<int32_t>(at);
+    weights[at] = v ? pt.weight(t) : Acc(0);
+  }
+}
+
+// The run [first, last) of every key present in the sorted keys (other elements keep the
+// zeroed, empty run).
+__global__ void __launch_bounds__(kThreads) runs_kernel(const uint32_t* __restrict__ keys, int64_t pairs,
+                                                        uint32_t none, int32_t* __restrict__ first,
+                                                        int32_t* __restrict__ last) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= pairs) return;
+  const uint32_t k = keys[j];
+  if (k == none) return;
+  if (j == 0 || keys[j - 1] != k) first[k] = static_cast<int32_t>(j);
+  if (j == pairs - 1 || keys[j + 1] != k) last[k] = static_cast<int32_t>(j + 1);
+}
+
+// One thread per input element of batches [n0, n0 + elems / E): grad_input = (the previous
+// value if `accumulate`, else 0) + sum over the element's run of grad_output * weight, per
+// channel of the slice.
+template <int TAPS, typename T>
+__global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const T* __restrict__ gout,
+                                                          T* __restrict__ ginput, const int32_t* __restrict__ vals,
+                                                          const typename OpMath<T>::type* __restrict__ weights,
+                                                          const int64_t* __restrict__ point_off,
+                                                          const int32_t* __restrict__ first,
+                                                          const int32_t* __restrict__ last, int64_t n0, int64_t elems,
+                                                          bool accumulate, int64_t c_slice) {
+  using Acc = typename OpMath<T>::type;
+  const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= elems) return;
+  const int64_t E = elements_per_batch(p);
+  const int64_t nb = k / E, e = k - nb * E;
+  const int64_t x = e % p.in[2], y = (e / p.in[2]) % p.in[1], z = e / (p.in[2] * p.in[1]);
+  const int64_t* is = p.grad_input_stride;
+  T* gi = ginput + (n0 + nb) * is[0] + z * is[2] + y * is[3] + x * is[4];
+  const int64_t c0 = static_cast<int64_t>(blockIdx.y) * c_slice;
+  const int64_t c1 = c0 + c_slice < p.c ? c0 + c_slice : p.c;
+  const int64_t gsc = p.output_stride[1];
+  const int32_t b = first[k], cnt = last[k] - b;
+  if (cnt <= kGatherCache) {
+    int64_t o[kGatherCache];
+    Acc w[kGatherCache];
+#pragma unroll
+    for (int j = 0; j < kGatherCache; ++j) {
+      if (j < cnt) {
+        const int32_t v = vals[b + j];
+        o[j] = point_off[v / TAPS];
+        w[j] = weights[v];
+      } else {
+        o[j] = 0;
+        w[j] = Acc(0);
+      }
+    }
+#pragma unroll 2
+    for (int64_t c = c0; c < c1; ++c) {
+      Acc s = accumulate ? load(gi + c * is[1]) : Acc(0);
+#pragma unroll
+      for (int j = 0; j < kGatherCache; ++j)
+        if (j < cnt) s += load(gout + c * gsc + o[j]) * w[j];
+      gi[c * is[1]] = store_as<T>(s);
+    }
+    return;
+  }
+  for (int64_t c = c0; c < c1; ++c) {
+    Acc s = accumulate ? load(gi + c * is[1]) : Acc(0);
+    for (int32_t j = b; j < b + cnt; ++j) {
+      const int32_t v = vals[j];
+      s += load(gout + c * gsc + point_off[v / TAPS]) * weights[v];
+    }
+    gi[c * is[1]] = store_as<T>(s);
+  }
+}
+
+int bits_for(int64_t v) {  // bits holding 0 .. v
+  int b = 1;
+  while (b < 32 && (int64_t(1) << b) <= v) ++b;
+  return b;
+}
+
+unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+
+template <Mode M, int DIMS, typename T>
+cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* ginput, void* workspace,
+                              cudaStream_t stream) {
+  using Acc = typename OpMath<T>::type;
+  constexpr int TAPS = PointTaps<M, DIMS, Acc>::T;
+  const int64_t P = points_per_batch(p), E = elements_per_batch(p);
+  if (E > kMaxElementsPerSort) return cudaErrorInvalidValue;  // one batch's input plane over 2^31 - 2 elements
+  const Chunking ch = chunking(p);
+  const Layout L = layout(p);
+  char* ws = static_cast<char*>(workspace);
+  auto* keys_in = reinterpret_cast<uint32_t*>(ws + L.keys_in);
+  auto* keys_out = reinterpret_cast<uint32_t*>(ws + L.keys_out);
+  auto* vals_in = reinterpret_cast<int32_t*>(ws + L.vals_in);
+  auto* vals_out = reinterpret_cast<int32_t*>(ws + L.vals_out);
+  auto* weights = reinterpret_cast<Acc*>(ws + L.weights);
+  auto* point_off = reinterpret_cast<int64_t*>(ws + L.point_off);
+  auto* first = reinterpret_cast<int32_t*>(ws + L.first);
+  auto* last = reinterpret_cast<int32_t*>(ws + L.last);
+  const int64_t slice = channel_slice(ch.max_elems, p.c, 4, kGatherFillFactor);
+  const int64_t slices = (p.c + slice - 1) / slice;
+  if (slices > 65535) return cudaErrorInvalidConfiguration;
+
+  // One sort: points [g0, g0 + count) of batches [n0, n0 + nb).
+  auto one_sort = [&](int64_t n0, int64_t nb, int64_t g0, int64_t count, bool accumulate) -> cudaError_t {
+    const int64_t elems = nb * E, pairs = count * TAPS;
+    const auto none = static_cast<uint32_t>(elems);
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(first, 0, sizeof(int32_t) * elems, stream)) != cudaSuccess) return e;
+    if ((e = cudaMemsetAsync(last, 0, sizeof(int32_t) * elems, stream)) != cudaSuccess) return e;
+    if (pairs > 0) {
+      pairs_kernel<M, DIMS, T><<<blocks_for(count), kThreads, 0, stream>>>(p, grid, g0, count, n0, none, keys_in,
+                                                                         vals_in, weights, point_off);
+      if ((e = cudaGetLastError()) != cudaSuccess) return e;
+      int end_bit = bits_for(elems);
+      if (sort_temp_bytes(pairs, end_bit) > L.temp_bytes) end_bit = 32;  // the layout reserved 32 bits' worth
+      size_t temp_bytes = L.temp_bytes;
+      if ((e = cub::DeviceRadixSort::SortPairs(ws + L.temp, temp_bytes, keys_in, keys_out, vals_in, vals_out,
+                                               static_cast<int>(pairs), 0, end_bit, stream)) != cudaSuccess)
+        return e;
+      runs_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(keys_out, pairs, none, first, last);
+      if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    const dim3 grid_dim(blocks_for(elems), static_cast<unsigned>(slices));
+    gather_kernel<TAPS, T><<<grid_dim, kThreads, 0, stream>>>(p, gout, ginput, vals_out, weights, point_off, first,
+                                                              last, n0, elems, accumulate, slice);
+    return cudaGetLastError();
+  };
+
+  if (!ch.split_batch) {
+    for (int64_t n0 = 0; n0 < p.n; n0 += ch.batches) {
+      const int64_t nb = std::min(ch.batches, p.n - n0);
+      if (cudaError_t e = one_sort(n0, nb, n0 * P, nb * P, false); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  }
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t q0 = 0; q0 < P; q0 += ch.points) {
+      const int64_t count = std::min(ch.points, P - q0);
+      if (cudaError_t e = one_sort(n, 1, n * P + q0, count, q0 > 0); e != cudaSuccess) return e;
+    }
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+size_t backward_workspace_bytes(const Params& p) {
+  if (p.n == 0 || p.c == 0) return 0;
+  return layout(p).bytes;
+}
+
+template <typename T>
+cudaError_t forward_cuda(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
+  return launch_forward(p, input, grid, output, stream);
+}
+
+template <typename T>
+cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input, const T* grid, T* grad_input,
+                          T* grad_grid, void* workspace, cudaStream_t stream) {
+  const int64_t points = p.n * points_per_batch(p);
+  cudaError_t status = cudaSuccess;
+  const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
+    constexpr Mode M = decltype(m)::value;
+    constexpr int D = decltype(d)::value;
+    if (grad_grid != nullptr && points > 0) {
+      grad_grid_kernel<M, D, T><<<blocks_for(points), kThreads, 0, stream>>>(p, grad_output, input, grid, grad_grid,
+                                                                            points);
+      status = cudaGetLastError();
+      if (status != cudaSuccess) return;
+    }
+    if (grad_input != nullptr && p.n > 0 && p.c > 0)
+      status = grad_input_sorted<M, D, T>(p, grad_output, grid, grad_input, workspace, stream);
+  });
+  return compiled ? status : cudaErrorInvalidValue;
+}
+
+#define TWIN_INSTANTIATE(T)                                                                                    \
+  template cudaError_t forward_cuda<T>(const Params&, const T*, const T*, T*, cudaStream_t);                   \
+  template cudaError_t backward_cuda<T>(const Params&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t);
+
+TWIN_INSTANTIATE(float)
+TWIN_INSTANTIATE(double)
+TWIN_INSTANTIATE(__half)
+TWIN_INSTANTIATE(__nv_bfloat16)
+
+#undef TWIN_INSTANTIATE
+}  // namespace grid_sample
+}  // namespace twinops

@@ -1,0 +1,44 @@
+// The tuning of the grid_sample CUDA kernels in one place, each rule written in terms of the
+// device property it stands for. The measurements behind them go to
+// docs/perf/grid_sample-notes.md (section named per item); values without a section are first
+// choices not yet measured on the H200.
+#pragma once
+
+#include <cstdint>
+
+namespace twinops {
+namespace grid_sample {
+
+// Threads per block of every grid_sample kernel (8 warps).
+constexpr int kThreads = 256;
+
+// Loads a forward thread has in flight: it issues the taps of kLoadsInFlight / taps channels
+// (bilinear 4, nearest 16, trilinear 2, bicubic 1) before summing any, where ATen's forward
+// waits on each channel's taps in turn. More costs registers (occupancy) for little.
+constexpr int kLoadsInFlight = 16;
+constexpr int forward_unroll(int taps) { return taps >= kLoadsInFlight ? 1 : kLoadsInFlight / taps; }
+
+// Blocks per SM the forward's registers are sized for (__launch_bounds__): bicubic's per-tap
+// padding leaves it near 140 registers unbounded, one block of kThreads per SM; capped at 128
+// it keeps two without spilling (ptxas -v, sm_90).
+constexpr int forward_min_blocks(int mode) { return mode == 2 ? 2 : 1; }  // 2: Mode kCubic
+
+// Resident threads per SM the forward aims to fill (2048 on sm_80 .. sm_90): when the output
+// points alone give fewer threads than `kFillFactor` waves of that, the channels are split
+// across blockIdx.y, each part recomputing the point's taps (cheap next to its loads).
+constexpr int64_t kFillFactor = 2;
+// The same for the grad_input gather, whose threads reload their pair list per slice: one wave.
+constexpr int64_t kGatherFillFactor = 1;
+
+// The grad_input gather keeps up to this many (point, tap) pairs of its input element in
+// registers and loops over the channels with them; longer lists (many points sampling one
+// element) stream their pairs from memory per channel.
+constexpr int kGatherCache = 8;
+
+// Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
+// int) and input elements per sort (keys are 32-bit with one value kept for "no element").
+constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;
+constexpr int64_t kMaxElementsPerSort = (int64_t(1) << 31) - 2;
+
+}  // namespace grid_sample
+}  // namespace twinops

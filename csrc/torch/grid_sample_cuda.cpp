@@ -1,0 +1,96 @@
+// CUDA registrations of twinops::grid_sample / grid_sample_backward (built only with CUDA):
+// the checks and allocation of grid_sample_common.h around the launchers of grid_sample.cu.
+#define TWIN_WITH_CUDA_RUNTIME 1
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <torch/library.h>
+
+#include <array>
+#include <string>
+#include <tuple>
+
+#include "grid_sample_common.h"
+
+namespace twinops {
+namespace torch_frontend {
+namespace {
+
+// c10 storage types -> the CUDA types the kernels are instantiated for.
+template <typename T>
+struct GsCudaType {
+  using type = T;
+};
+template <>
+struct GsCudaType<c10::Half> {
+  using type = __half;
+};
+template <>
+struct GsCudaType<c10::BFloat16> {
+  using type = __nv_bfloat16;
+};
+
+template <typename S>
+const typename GsCudaType<S>::type* cuda_ptr(const at::Tensor& t) {
+  return reinterpret_cast<const typename GsCudaType<S>::type*>(t.const_data_ptr<S>());
+}
+template <typename S>
+typename GsCudaType<S>::type* cuda_mut_ptr(at::Tensor& t) {
+  return reinterpret_cast<typename GsCudaType<S>::type*>(t.mutable_data_ptr<S>());
+}
+
+void check_status(cudaError_t status, const char* who) {
+  if (status != cudaSuccess) TORCH_CHECK(false, std::string(who) + ": CUDA error: " + cudaGetErrorString(status));
+}
+
+at::Tensor grid_sample_cuda(const at::Tensor& input, const at::Tensor& grid TWIN_GRID_SAMPLE_TORCH_PARAMS) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  GridSampleForward r = prepare_grid_sample(input, grid, TWIN_GRID_SAMPLE_TORCH_ARGS);
+  if (r.output.numel() == 0) return r.output;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  cudaError_t status = cudaSuccess;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_grid_sample_cuda", [&] {
+    status = grid_sample::forward_cuda(r.params, cuda_ptr<scalar_t>(input), cuda_ptr<scalar_t>(grid),
+                                       cuda_mut_ptr<scalar_t>(r.output), stream);
+  });
+  check_status(status, "torch.ops.twinops.grid_sample");
+  return r.output;
+}
+
+std::tuple<at::Tensor, at::Tensor> grid_sample_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
+                                                             const at::Tensor& grid TWIN_GRID_SAMPLE_TORCH_PARAMS,
+                                                             std::array<bool, 2> output_mask) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  GridSampleBackward r =
+      prepare_grid_sample_backward(grad_output, input, grid, TWIN_GRID_SAMPLE_TORCH_ARGS, output_mask);
+  const bool gi = r.want_input && r.grad_input.numel() > 0;
+  const bool gg = r.want_grid && r.grad_grid.numel() > 0;
+  if (!gi && !gg) return {r.grad_input, r.grad_grid};
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  // Only grad_input sorts; the workspace lives on the op's stream like any other tensor.
+  at::Tensor ws;
+  if (gi) ws = at::empty({static_cast<int64_t>(grid_sample::backward_workspace_bytes(r.params))},
+                         input.options().dtype(at::kByte));
+  cudaError_t status = cudaSuccess;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "twinops_grid_sample_backward_cuda",
+                                  [&] {
+                                    status = grid_sample::backward_cuda(
+                                        r.params, cuda_ptr<scalar_t>(grad_output), cuda_ptr<scalar_t>(input),
+                                        cuda_ptr<scalar_t>(grid), gi ? cuda_mut_ptr<scalar_t>(r.grad_input) : nullptr,
+                                        gg ? cuda_mut_ptr<scalar_t>(r.grad_grid) : nullptr,
+                                        gi ? ws.data_ptr() : nullptr, stream);
+                                  });
+  check_status(status, "torch.ops.twinops.grid_sample_backward");
+  return {r.grad_input, r.grad_grid};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(twinops, CUDA, m) {
+  m.impl("grid_sample", &grid_sample_cuda);
+  m.impl("grid_sample_backward", &grid_sample_backward_cuda);
+}
+
+}  // namespace torch_frontend
+}  // namespace twinops
