@@ -36,9 +36,6 @@ GridSampleAttrs = attrs_class("GridSampleAttrs", GRID_SAMPLE_NODE, """The op's a
 _TO_NODE = dict(zip(MODES, ONNX_MODES))
 _FROM_NODE = {**dict(zip(ONNX_MODES, MODES)), "bilinear": "bilinear", "bicubic": "bicubic"}
 
-_OP = "torch.ops.twinops.grid_sample"
-_BACKWARD_OP = "torch.ops.twinops.grid_sample_backward"
-
 
 # ---------------------------------------------------------------------------------------
 # argument checks (the public API's; the C++ op checks the same again with its own name)
@@ -59,10 +56,15 @@ def _check(input, grid, mode, padding_mode, align_corners, who: str) -> None:
     if isinstance(grid.shape[-1], int) and grid.shape[-1] != dims:
         raise ValueError(f"{who}: grid's last dim must be {dims} ({_coords(dims)}) for a {rank}-D input, got "
                          f"shape {tuple(grid.shape)}")
+    # ints; SymInts under torch.compile; 0-d tensors under the TorchScript tracer, which runs the
+    # op itself on the example (its own check then)
     n_in, n_grid = input.shape[0], grid.shape[0]
-    if isinstance(n_in, int) and isinstance(n_grid, int) and n_in != n_grid:
-        raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
-                         f"{tuple(grid.shape)} and {tuple(input.shape)}")
+    if isinstance(n_in, int) and isinstance(n_grid, int):
+        if n_in != n_grid:
+            raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
+                             f"{tuple(grid.shape)} and {tuple(input.shape)}")
+    elif isinstance(n_in, torch.SymInt) or isinstance(n_grid, torch.SymInt):  # a runtime assertion in the graph
+        torch._check(n_in == n_grid, lambda: f"{who}: grid's batch size must equal input's")
     if grid.device != input.device:
         raise ValueError(f"{who}: grid is on {grid.device} but input is on {input.device}; both must be on the "
                          "same device")
@@ -167,58 +169,32 @@ def _hints(sizes) -> list:
     return out
 
 
-def _fake_check(op: str, who: str, input, grid, attrs) -> None:
-    """The C++ op's checks under FakeTensorMode: twinops::_grid_sample_check (csrc/torch), so meta
-    and fake calls reject what the kernels reject with the same message. A batch size that is
-    symbolic in one tensor cannot be compared here: the other's is used."""
+def _fake_check(op: str, input, grid, attrs, grad_output=None) -> None:
+    """The C++ op's checks under FakeTensorMode (twinops::_grid_sample_check, csrc/torch), so meta
+    and fake calls reject what the kernels reject, with the same message. A size that is symbolic
+    cannot be compared here: where one of two sizes that must agree is symbolic, the other is used."""
     in_shape, grid_shape = _hints(input.shape), _hints(grid.shape)
-    if input.dim() >= 1 and grid.dim() >= 1 and not (isinstance(input.shape[0], int) and isinstance(grid.shape[0], int)):
+    if input.dim() and grid.dim() and not (isinstance(input.shape[0], int) and isinstance(grid.shape[0], int)):
         grid_shape[0] = in_shape[0]
-    try:
-        check = torch.ops.twinops._grid_sample_check
-    except (AttributeError, RuntimeError):
-        check = _python_check
-    check(op, in_shape, input.dtype, grid_shape, grid.dtype, *attrs)
-
-
-def _python_check(op: str, in_shape, dtype, grid_shape, grid_dtype, mode, padding_mode, align_corners) -> None:
-    """The C++ op's checks, for a build without twinops::_grid_sample_check (RuntimeError, its wording)."""
-    who = f"torch.ops.twinops.{op}"
-
-    def fail(msg):
-        raise RuntimeError(f"{who}: {msg}")
-
-    rank = len(in_shape)
-    if rank not in (4, 5):
-        fail(f"input must be 4-D or 5-D, got {rank}-D with shape {tuple(in_shape)}")
-    if len(grid_shape) != rank or grid_shape[-1] != rank - 2:
-        fail(f"grid must be ({_grid_layout(rank)}) for a {rank}-D input, got shape {tuple(grid_shape)}")
-    if grid_shape[0] != in_shape[0]:
-        fail(f"grid's batch size ({grid_shape[0]}) must equal input's ({in_shape[0]})")
-    if dtype not in INPUT.dtypes or grid_dtype != dtype:
-        fail(f"input and grid must both be float32, float64, float16 or bfloat16, got {dtype} and {grid_dtype}")
-    if any(v == 0 for v in in_shape[2:]):
-        fail(f"input's spatial dims must be non-empty, got shape {tuple(in_shape)}")
-    if mode not in _FROM_NODE:
-        fail(f"mode must be one of {', '.join(_FROM_NODE)}, got '{mode}'")
-    if padding_mode not in PADDING_MODES:
-        fail(f"padding_mode must be one of {', '.join(PADDING_MODES)}, got '{padding_mode}'")
-    if align_corners not in (0, 1):
-        fail(f"align_corners must be 0 or 1, got {align_corners}")
-    if _FROM_NODE[mode] == "bicubic" and rank != 4:
-        fail(f"mode '{mode}' needs a 4-D input, got shape {tuple(in_shape)}")
+    go = grad_output if grad_output is not None else input
+    go_shape = _hints(go.shape)
+    if grad_output is not None and len(in_shape) >= 2 and len(go_shape) == len(grid_shape) >= 2:
+        want = in_shape[:2] + grid_shape[1:-1]
+        go_shape = [w if not isinstance(v, int) else h for v, h, w in zip(grad_output.shape, go_shape, want)]
+    torch.ops.twinops._grid_sample_check(op, in_shape, input.dtype, input.device, grid_shape, grid.dtype, grid.device,
+                                         go_shape, go.dtype, go.device, *attrs)
 
 
 @torch.library.register_fake("twinops::grid_sample")
 def _grid_sample_fake(input, grid, *attrs):
-    _fake_check("grid_sample", _OP, input, grid, attrs)
+    _fake_check("grid_sample", input, grid, attrs)
     # ATen's grid_sampler returns a contiguous (N, C, [D_out,] H_out, W_out) tensor whatever input's layout.
     return input.new_empty((input.shape[0], input.shape[1], *grid.shape[1:-1]))
 
 
 @torch.library.register_fake("twinops::grid_sample_backward")
 def _grid_sample_backward_fake(grad_output, input, grid, mode, padding_mode, align_corners, output_mask):
-    _fake_check("grid_sample_backward", _BACKWARD_OP, input, grid, (mode, padding_mode, align_corners))
+    _fake_check("grid_sample_backward", input, grid, (mode, padding_mode, align_corners), grad_output)
     # a result that was not asked for is an empty (0,) tensor; the others are contiguous
     grad_input = input.new_empty(input.shape) if output_mask[0] else input.new_empty((0,))
     grad_grid = grid.new_empty(grid.shape) if output_mask[1] else input.new_empty((0,))
@@ -263,8 +239,14 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
     wanted = list(ctx.needs_input_grad[:3])
     if not any(wanted):
         return (None,) * 7
+    if torch.is_grad_enabled():
+        # create_graph=True here asks for a third derivative: the partial derivatives below are
+        # taken on detached copies (the saved tensors' own history must not be differentiated
+        # through), so a graph built from them would silently miss terms.
+        raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
+                           "derivative is ATen's grid sampler double backward; call the second backward without "
+                           "create_graph=True)")
     aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
-    create = torch.is_grad_enabled()
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]
         outs = aten(*leaves, *ctx.attrs, [True, True])
@@ -272,8 +254,7 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
         if not pairs:
             return (None,) * 7
         asked = [t for t, w in zip(leaves, wanted) if w]
-        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True,
-                                       create_graph=create))
+        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True))
     grads = [next(got) if w else None for w in wanted]
     return (*grads, None, None, None, None)
 

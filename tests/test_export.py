@@ -404,7 +404,7 @@ def test_plain_torch_onnx_export_entry_points(tmp_path):
     register_torchscript_symbolics()  # idempotent
     register_torchscript_symbolics()
     table = onnx_translation_table()
-    assert set(table) == {torch.ops.twinops.resize.default, torch.ops.twinops.dynamic_resize.default}
+    assert {torch.ops.twinops.resize.default, torch.ops.twinops.dynamic_resize.default} <= set(table)  # + other ops
     model = Net(twinops.Interpolate(size=(6, 6), mode="bicubic")).eval()
     x = _input(1, 3, 8, 8)
     program = torch.onnx.export(model, (x,), dynamo=True, custom_translation_table=table, verbose=False)
