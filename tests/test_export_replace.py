@@ -243,6 +243,27 @@ def test_grid_sample_and_interpolate_replaced(case, dynamo):
     _compare(model, proto, (_input(1, 3, 9, 4, seed=3), _grid(1, 3, 11, seed=4)))
 
 
+class FGridSample(torch.nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, x, grid):
+        return F.grid_sample(x, grid, **self.kw)
+
+
+@needs_grid_sample
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+@pytest.mark.parametrize("case", range(len(GRID_CASES)), ids=[c["mode"] for c in GRID_CASES])
+def test_grid_sample_node_equals_twinops_modules(case, dynamo):
+    """The replaced F.grid_sample's node is the node twinops.GridSample exports."""
+    kw = GRID_CASES[case]
+    args = (_input(1, 2, 5, 6), _grid(1, 3, 4))
+    (got,) = _twinops(_export(FGridSample(**kw), args, dynamo, replace="grid_sample"), "TwinopsGridSample")
+    (want,) = _twinops(_export(twinops.GridSample(**kw), args, dynamo, replace=()), "TwinopsGridSample")
+    assert _attrs(got) == _attrs(want)
+
+
 class Warp3d(torch.nn.Module):
     def forward(self, x, grid):
         return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
