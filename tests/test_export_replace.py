@@ -360,3 +360,19 @@ def test_a_users_custom_symbolic_is_put_back():
         assert _ops(_export(model, args, False, replace=(), opset_version=20)) == ["Identity"]
     finally:
         unregister_custom_op_symbolic("aten::upsample_bilinear2d", 20)
+
+
+def test_plain_torch_onnx_export_with_the_replacements():
+    """The documented recipe for torch.onnx.export itself (both exporters)."""
+    reps = onnx_replace.resolve_replace(("interpolate",))
+    model, args = Interp(scale_factor=2.0, mode="bicubic"), (_input(1, 3, 6, 7),)
+    table = {**twinops.onnx_translation_table(), **onnx_replace.translation_table(reps)}
+    program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, verbose=False)
+    assert _ops(program.model_proto) == ["TwinopsResize"]
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        with onnx_replace.torchscript_symbolics(reps):
+            torch.onnx.export(model, args, buffer, dynamo=False)
+    assert "TwinopsResize" in _ops(onnx.load_from_string(buffer.getvalue()))
+    assert "Resize" in _plain_torchscript_ops(model, args)
