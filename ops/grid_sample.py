@@ -56,10 +56,15 @@ def _check(input, grid, mode, padding_mode, align_corners, who: str) -> None:
     if isinstance(grid.shape[-1], int) and grid.shape[-1] != dims:
         raise ValueError(f"{who}: grid's last dim must be {dims} ({_coords(dims)}) for a {rank}-D input, got "
                          f"shape {tuple(grid.shape)}")
+    # ints; SymInts under torch.compile; 0-d tensors under the TorchScript tracer, which runs the
+    # op itself on the example (its own check then)
     n_in, n_grid = input.shape[0], grid.shape[0]
-    if isinstance(n_in, int) and isinstance(n_grid, int) and n_in != n_grid:
-        raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
-                         f"{tuple(grid.shape)} and {tuple(input.shape)}")
+    if isinstance(n_in, int) and isinstance(n_grid, int):
+        if n_in != n_grid:
+            raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
+                             f"{tuple(grid.shape)} and {tuple(input.shape)}")
+    elif isinstance(n_in, torch.SymInt) or isinstance(n_grid, torch.SymInt):  # a runtime assertion in the graph
+        torch._check(n_in == n_grid, lambda: f"{who}: grid's batch size must equal input's")
     if grid.device != input.device:
         raise ValueError(f"{who}: grid is on {grid.device} but input is on {input.device}; both must be on the "
                          "same device")
@@ -234,8 +239,14 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
     wanted = list(ctx.needs_input_grad[:3])
     if not any(wanted):
         return (None,) * 7
+    if torch.is_grad_enabled():
+        # create_graph=True here asks for a third derivative: the partial derivatives below are
+        # taken on detached copies (the saved tensors' own history must not be differentiated
+        # through), so a graph built from them would silently miss terms.
+        raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
+                           "derivative is ATen's grid sampler double backward; call the second backward without "
+                           "create_graph=True)")
     aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
-    create = torch.is_grad_enabled()
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]
         outs = aten(*leaves, *ctx.attrs, [True, True])
@@ -243,8 +254,7 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
         if not pairs:
             return (None,) * 7
         asked = [t for t, w in zip(leaves, wanted) if w]
-        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True,
-                                       create_graph=create))
+        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True))
     grads = [next(got) if w else None for w in wanted]
     return (*grads, None, None, None, None)
 

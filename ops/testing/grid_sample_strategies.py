@@ -44,15 +44,16 @@ def grid_sample_cases(draw, rank=None, max_in: int = 9, max_out: int = 6):
 
 
 @st.composite
-def grids(draw, shape, dtype=torch.float64, bound: float = 1.5, special: bool = False, device="cpu"):
+def grids(draw, shape, dtype=torch.float64, bound: float = 1.5, special: bool = False, snap: bool = True,
+          device="cpu"):
     """A grid tensor of ``shape``: seeded uniform values in [-bound, bound] (outside [-1, 1] with
-    ``bound > 1``), some snapped to the multiples of 1/8 (exact input positions and rounding ties
-    for nearest at small lengths); with ``special``, a few coordinates NaN, +Inf or -Inf. Generated
-    in float64 on the CPU, then cast."""
+    ``bound > 1``), with ``snap`` some of them snapped to the multiples of 1/8 (exact input
+    positions and rounding ties for nearest at small lengths); with ``special``, a few coordinates
+    NaN, +Inf or -Inf. Generated in float64 on the CPU, then cast."""
     seed = draw(st.integers(0, 2**31 - 1))
     g = torch.Generator().manual_seed(seed)
     x = (torch.rand(tuple(shape), generator=g, dtype=torch.float64) * 2 - 1) * bound
-    if draw(st.booleans()):
+    if snap and draw(st.booleans()):
         snap = torch.rand(tuple(shape), generator=g) < 0.3
         x = torch.where(snap, torch.round(x * 8) / 8, x)
     if special and x.numel():
