@@ -376,3 +376,13 @@ def test_plain_torch_onnx_export_with_the_replacements():
             torch.onnx.export(model, args, buffer, dynamo=False)
     assert "TwinopsResize" in _ops(onnx.load_from_string(buffer.getvalue()))
     assert "Resize" in _plain_torchscript_ops(model, args)
+
+
+@needs_grid_sample
+def test_torchscript_below_opset_16():
+    """ONNX has no GridSample before opset 16; the twinops node exports at any opset (here 11)."""
+    model, args = Warp(mode="bicubic", padding_mode="border", align_corners=True), (_input(1, 3, 5, 6), _grid(1, 4, 3))
+    proto = _export(model, args, False, opset_version=11)
+    onnx.checker.check_model(proto, full_check=True)
+    assert len(_twinops(proto, "TwinopsGridSample")) == 1 and not STANDARD & set(_ops(proto))
+    _compare(model, proto, args)
