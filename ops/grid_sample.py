@@ -239,8 +239,14 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
     wanted = list(ctx.needs_input_grad[:3])
     if not any(wanted):
         return (None,) * 7
+    if torch.is_grad_enabled():
+        # create_graph=True here asks for a third derivative: the partial derivatives below are
+        # taken on detached copies (the saved tensors' own history must not be differentiated
+        # through), so a graph built from them would silently miss terms.
+        raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
+                           "derivative is ATen's grid sampler double backward; call the second backward without "
+                           "create_graph=True)")
     aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
-    create = torch.is_grad_enabled()
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]
         outs = aten(*leaves, *ctx.attrs, [True, True])
@@ -248,8 +254,7 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
         if not pairs:
             return (None,) * 7
         asked = [t for t, w in zip(leaves, wanted) if w]
-        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True,
-                                       create_graph=create))
+        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True))
     grads = [next(got) if w else None for w in wanted]
     return (*grads, None, None, None, None)
 

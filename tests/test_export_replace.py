@@ -243,6 +243,27 @@ def test_grid_sample_and_interpolate_replaced(case, dynamo):
     _compare(model, proto, (_input(1, 3, 9, 4, seed=3), _grid(1, 3, 11, seed=4)))
 
 
+class FGridSample(torch.nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, x, grid):
+        return F.grid_sample(x, grid, **self.kw)
+
+
+@needs_grid_sample
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+@pytest.mark.parametrize("case", range(len(GRID_CASES)), ids=[c["mode"] for c in GRID_CASES])
+def test_grid_sample_node_equals_twinops_modules(case, dynamo):
+    """The replaced F.grid_sample's node is the node twinops.GridSample exports."""
+    kw = GRID_CASES[case]
+    args = (_input(1, 2, 5, 6), _grid(1, 3, 4))
+    (got,) = _twinops(_export(FGridSample(**kw), args, dynamo, replace="grid_sample"), "TwinopsGridSample")
+    (want,) = _twinops(_export(twinops.GridSample(**kw), args, dynamo, replace=()), "TwinopsGridSample")
+    assert _attrs(got) == _attrs(want)
+
+
 class Warp3d(torch.nn.Module):
     def forward(self, x, grid):
         return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
@@ -339,3 +360,29 @@ def test_a_users_custom_symbolic_is_put_back():
         assert _ops(_export(model, args, False, replace=(), opset_version=20)) == ["Identity"]
     finally:
         unregister_custom_op_symbolic("aten::upsample_bilinear2d", 20)
+
+
+def test_plain_torch_onnx_export_with_the_replacements():
+    """The documented recipe for torch.onnx.export itself (both exporters)."""
+    reps = onnx_replace.resolve_replace(("interpolate",))
+    model, args = Interp(scale_factor=2.0, mode="bicubic"), (_input(1, 3, 6, 7),)
+    table = {**twinops.onnx_translation_table(), **onnx_replace.translation_table(reps)}
+    program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, verbose=False)
+    assert _ops(program.model_proto) == ["TwinopsResize"]
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        with onnx_replace.torchscript_symbolics(reps):
+            torch.onnx.export(model, args, buffer, dynamo=False)
+    assert "TwinopsResize" in _ops(onnx.load_from_string(buffer.getvalue()))
+    assert "Resize" in _plain_torchscript_ops(model, args)
+
+
+@needs_grid_sample
+def test_torchscript_below_opset_16():
+    """ONNX has no GridSample before opset 16; the twinops node exports at any opset (here 11)."""
+    model, args = Warp(mode="bicubic", padding_mode="border", align_corners=True), (_input(1, 3, 5, 6), _grid(1, 4, 3))
+    proto = _export(model, args, False, opset_version=11)
+    onnx.checker.check_model(proto, full_check=True)
+    assert len(_twinops(proto, "TwinopsGridSample")) == 1 and not STANDARD & set(_ops(proto))
+    _compare(model, proto, args)

@@ -356,6 +356,24 @@ def test_gradgradcheck(kw):
     assert torch.autograd.gradgradcheck(lambda a, b: twinops.grid_sample(a, b, **kw5), (x5, g5.requires_grad_()))
 
 
+def test_second_derivatives_through_grad_output_match_f_grid_sample():
+    """A gradient penalty: grad_output (2 y) depends on input and grid too."""
+    x = random_input((1, 2, 4, 5), torch.float64).requires_grad_()
+    g = (torch.rand(1, 3, 3, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64) * 2 - 1).requires_grad_()
+
+    def second(fn):
+        y = fn(x, g, mode="bicubic", padding_mode="reflection", align_corners=False)
+        gx, gg = torch.autograd.grad((y ** 2).sum(), (x, g), create_graph=True)
+        return torch.autograd.grad(gx.sum() + (gg ** 2).sum(), (x, g))
+
+    for a, b in zip(second(twinops.grid_sample), second(F.grid_sample)):
+        _close(a, b, torch.float64)
+    y = twinops.grid_sample(x, g)
+    _, gg = torch.autograd.grad((y ** 2).sum(), (x, g), create_graph=True)
+    with pytest.raises(RuntimeError, match=r"^twinops\.grid_sample: derivatives beyond the second are not supported"):
+        torch.autograd.grad((gg ** 2).sum(), x, create_graph=True)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 @pytest.mark.parametrize("mode", MODES)
 def test_backward_is_deterministic(device, dtype, mode):

@@ -20,6 +20,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "grid_sample.cuh"
@@ -87,24 +88,42 @@ __device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__
   *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
 }
 
-// Offset of tap `t` in a (N, C, D, H, W)-strided tensor, batch and channel excluded (valid taps only).
+// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded), kept
+// per axis: tap t reads at(t) when ok(t).
 template <Mode M, int DIMS, typename Acc>
-__device__ __forceinline__ int64_t tap_offset(const PointTaps<M, DIMS, Acc>& pt, int t, const int64_t* s) {
+struct Offsets {
   using PT = PointTaps<M, DIMS, Acc>;
-  return pt.z.idx[PT::kz(t)] * s[2] + pt.y.idx[PT::ky(t)] * s[3] + int64_t(pt.x.idx[PT::kx(t)]) * s[4];
-}
+  int64_t ox[PT::K], oy[PT::K], oz[PT::KZ];
+  bool okx[PT::K], oky[PT::K], okz[PT::KZ];
+  __device__ __forceinline__ Offsets(const PT& pt, const int64_t* s) {
+#pragma unroll
+    for (int k = 0; k < PT::K; ++k) {
+      okx[k] = pt.x.idx[k] >= 0;
+      oky[k] = pt.y.idx[k] >= 0;
+      ox[k] = okx[k] ? pt.x.idx[k] * s[4] : 0;
+      oy[k] = oky[k] ? pt.y.idx[k] * s[3] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < PT::KZ; ++k) {
+      okz[k] = pt.z.idx[k] >= 0;
+      oz[k] = okz[k] ? pt.z.idx[k] * s[2] : 0;
+    }
+  }
+  __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
+  __device__ __forceinline__ int64_t at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
+};
 
 // ---------------------------------------------------------------------------------------
 // forward
 // ---------------------------------------------------------------------------------------
 
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const Params p, const T* __restrict__ input,
+__global__ void __launch_bounds__(kThreads, forward_min_blocks(M, sizeof(typename OpMath<T>::type))) forward_kernel(const Params p, const T* __restrict__ input,
                                                            const T* __restrict__ grid, T* __restrict__ output,
                                                            int64_t points, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
-  constexpr int U = M == kCubic ? kForwardUnrollCubic : kForwardUnroll;
+  constexpr int U = forward_unroll(PT::T);
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= points) return;
   const int64_t P = points_per_batch(p);
@@ -122,67 +141,65 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const Params p, const
     for (int64_t c = c0; c < c1; ++c) out[c * os[1]] = store_as<T>(nan_of<Acc>());
     return;
   }
-  int64_t off[PT::T];
+  // Offsets per axis (a tap's offset is the sum of its axes'), weights per tap: cubic's 16
+  // taps then hold 8 offsets, not 16.
+  const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
   Acc w[PT::T];
-  bool ok[PT::T];
 #pragma unroll
-  for (int t = 0; t < PT::T; ++t) {
-    ok[t] = pt.valid(t);
-    off[t] = ok[t] ? tap_offset(pt, t, p.input_stride) : 0;
-    w[t] = pt.weight(t);
-  }
+  for (int t = 0; t < PT::T; ++t) w[t] = pt.weight(t);
   const int64_t sc = p.input_stride[1];
   const T* in = input + n * p.input_stride[0];
-  int64_t c = c0;
-  for (; c + U <= c1; c += U) {
+  // U channels per step, the last step's missing channels skipped (uniform per thread), so a
+  // thread with 3 channels still has all their loads in flight.
+  for (int64_t c = c0; c < c1; c += U) {
     Acc v[U][PT::T];
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int t = 0; t < PT::T; ++t) v[u][t] = ok[t] ? load(in + (c + u) * sc + off[t]) : Acc(0);
+      for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(in + (c + u) * sc + o.at(t)) : Acc(0);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
+      if (c + u >= c1) break;
       Acc s = Acc(0);
 #pragma unroll
       for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
       out[(c + u) * os[1]] = store_as<T>(s);
     }
   }
-  for (; c < c1; ++c) {
-    Acc s = Acc(0);
-#pragma unroll
-    for (int t = 0; t < PT::T; ++t) s += (ok[t] ? load(in + c * sc + off[t]) : Acc(0)) * w[t];
-    out[c * os[1]] = store_as<T>(s);
-  }
 }
 
-// Device facts, once per device: the rules of grid_sample_tuning.h are written in them.
-int sm_count() {
+// Resident threads of the current device (SMs x threads per SM), asked once per device: the
+// rules of grid_sample_tuning.h are written in them.
+int64_t resident_threads() {
+  constexpr int kDevices = 64;
+  static std::atomic<int64_t> cached[kDevices] = {};
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-  static int cached[64] = {};
-  if (dev >= 0 && dev < 64 && cached[dev] > 0) return cached[dev];
-  int sms = 1, threads = 2048;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
-  const int v = sms > 0 ? sms : 1;
-  if (dev >= 0 && dev < 64) cached[dev] = v;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 2048;
+  if (dev >= 0 && dev < kDevices) {
+    if (const int64_t v = cached[dev].load(std::memory_order_relaxed); v > 0) return v;
+  }
+  int sms = 0, threads = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 1;
+  if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess || threads < 1)
+    threads = 2048;
+  const int64_t v = static_cast<int64_t>(sms) * threads;
+  if (dev >= 0 && dev < kDevices) cached[dev].store(v, std::memory_order_relaxed);
   return v;
 }
 
-int64_t resident_threads() {
-  int dev = 0, threads = 2048;
-  if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
-  return static_cast<int64_t>(sm_count()) * (threads > 0 ? threads : 2048);
-}
-
-// Channels per thread: all of them, unless the points alone leave the GPU short of
-// kFillFactor waves (grid_sample_tuning.h); then halved down to the unroll width.
-int64_t channel_slice(int64_t points, int64_t c, int unroll) {
-  const int64_t want = kFillFactor * resident_threads();
+// Channels per thread: all of them, unless `items` threads alone leave the GPU short of
+// `fill` waves (grid_sample_tuning.h); then halved, not below the unroll width nor so far
+// that the slices outnumber blockIdx.y's range.
+int64_t channel_slice(int64_t items, int64_t c, int unroll, int64_t fill) {
+  const int64_t want = fill * resident_threads();
+  const int64_t floor_slice = std::max<int64_t>(unroll, (c + 65534) / 65535);
   int64_t slice = c;
-  while (slice > unroll && points * ((c + slice - 1) / slice) < want) slice = (slice / 2 + unroll - 1) / unroll * unroll;
-  return slice < 1 ? 1 : slice;
+  while (slice > floor_slice && items * ((c + slice - 1) / slice) < want) {
+    const int64_t next = std::max(floor_slice, (slice / 2 + unroll - 1) / unroll * unroll);
+    if (next >= slice) break;
+    slice = next;
+  }
+  return std::max<int64_t>(slice, 1);
 }
 
 template <typename T>
@@ -192,15 +209,15 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
   cudaError_t status = cudaSuccess;
   dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
-    const int unroll = M == kCubic ? kForwardUnrollCubic : kForwardUnroll;
-    const int64_t slice = channel_slice(points, p.c, unroll);
+    constexpr int D = decltype(d)::value;
+    const int64_t slice = channel_slice(points, p.c, forward_unroll(PointTaps<M, D, float>::T), kFillFactor);
     const int64_t slices = (p.c + slice - 1) / slice;
     if (slices > 65535) {
       status = cudaErrorInvalidConfiguration;
       return;
     }
     const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
-    forward_kernel<M, decltype(d)::value, T><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
+    forward_kernel<M, D, T><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
     status = cudaGetLastError();
   });
   return status;
@@ -235,13 +252,10 @@ __global__ void __launch_bounds__(kThreads) grad_grid_kernel(const Params p, con
     for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(Acc(0));
     return;
   } else {
-    int64_t off[PT::T];
-    bool ok[PT::T];
+    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
     Acc dx[PT::T], dy[PT::T], dz[PT::T];
 #pragma unroll
     for (int t = 0; t < PT::T; ++t) {
-      ok[t] = pt.valid(t);
-      off[t] = ok[t] ? tap_offset(pt, t, p.input_stride) : 0;
       dx[t] = pt.dweight_x(t);
       dy[t] = pt.dweight_y(t);
       dz[t] = pt.dweight_z(t);
@@ -256,7 +270,7 @@ __global__ void __launch_bounds__(kThreads) grad_grid_kernel(const Params p, con
       Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
 #pragma unroll
       for (int t = 0; t < PT::T; ++t) {
-        const Acc v = ok[t] ? load(in + c * sc + off[t]) : Acc(0);
+        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
         tx += v * dx[t];
         ty += v * dy[t];
         if (DIMS == 3) tz += v * dz[t];
@@ -433,7 +447,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
         w[j] = Acc(0);
       }
     }
-#pragma unroll 4
+#pragma unroll 2
     for (int64_t c = c0; c < c1; ++c) {
       Acc s = accumulate ? load(gi + c * is[1]) : Acc(0);
 #pragma unroll
@@ -479,7 +493,7 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
   auto* point_off = reinterpret_cast<int64_t*>(ws + L.point_off);
   auto* first = reinterpret_cast<int32_t*>(ws + L.first);
   auto* last = reinterpret_cast<int32_t*>(ws + L.last);
-  const int64_t slice = channel_slice(ch.max_elems, p.c, 4);
+  const int64_t slice = channel_slice(ch.max_elems, p.c, 4, kGatherFillFactor);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
 

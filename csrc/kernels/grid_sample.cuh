@@ -170,10 +170,20 @@ TWIN_HD Acc pad_coordinate(Acc x, int64_t size, Padding pad, bool align_corners,
 }
 
 // The index of integer-valued tap coordinate f (zeros padding), -1 when out of range. The
-// range test comes first, so f may be huge.
+// range test comes first, so f may be huge; it is made in int64 after a float test that
+// keeps the conversion defined (Acc(size - 1) rounds up in float for sizes above 2^24).
 template <typename Acc>
 TWIN_HD int32_t tap_index(Acc f, int64_t size) {
-  return (f >= Acc(0) && f <= Acc(size - 1)) ? static_cast<int32_t>(f) : -1;
+  if (!(f >= Acc(0) && f < Acc(size))) return -1;
+  const auto i = static_cast<int64_t>(f);
+  return i < size ? static_cast<int32_t>(i) : -1;
+}
+
+// The index of a padded coordinate f in [0, Acc(size - 1)] (border, reflection).
+template <typename Acc>
+TWIN_HD int32_t clipped_index(Acc f, int64_t size) {
+  const auto i = static_cast<int64_t>(f);
+  return static_cast<int32_t>(i < size - 1 ? i : size - 1);
 }
 
 // One axis of one point: K taps (input index or -1 = reads nothing), their weights and the
@@ -221,7 +231,7 @@ TWIN_HD bool axis_taps(Acc g, int64_t size, Padding pad, bool align_corners, Axi
       } else {
         Acc unused;
         f = pad_coordinate(f, size, pad, align_corners, &unused);
-        a->idx[k] = static_cast<int32_t>(f);  // in [0, size - 1] after padding
+        a->idx[k] = clipped_index(f, size);
       }
     }
     return true;
@@ -310,7 +320,10 @@ bool dispatch_mode(const Params& p, F&& f) {
 TWIN_HD int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] * p.out[2]; }
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
-// Device workspace (bytes) backward_cuda needs for `p`; the forward needs none.
+// Device workspace (bytes) backward_cuda needs for `p`; the forward needs none, and neither
+// does a backward that computes grad_grid only (workspace may then be null). It asks CUB for
+// its sort's scratch size, on the current device. About 24 bytes per (point, tap) pair plus
+// 8 per input element of one sort (grid_sample.cu, layout()).
 size_t backward_workspace_bytes(const Params& p);
 
 // CUDA launchers (T = float, double, __half, __nv_bfloat16). They return the first failing

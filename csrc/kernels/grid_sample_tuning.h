@@ -12,16 +12,26 @@ namespace grid_sample {
 // Threads per block of every grid_sample kernel (8 warps).
 constexpr int kThreads = 256;
 
-// Channels a forward thread has in flight at once (loads of every tap of that many channels
-// issued before their sums): ATen's forward does one channel at a time and waits on each.
-// Cubic reads 16 taps per channel, so fewer channels keep its registers in budget.
-constexpr int kForwardUnroll = 4;
-constexpr int kForwardUnrollCubic = 2;
+// Loads a forward thread has in flight: it issues the taps of kLoadsInFlight / taps channels
+// (bilinear 4, nearest 16, trilinear 2, bicubic 1) before summing any, where ATen's forward
+// waits on each channel's taps in turn. More costs registers (occupancy) for little.
+constexpr int kLoadsInFlight = 16;
+constexpr int forward_unroll(int taps) { return taps >= kLoadsInFlight ? 1 : kLoadsInFlight / taps; }
+
+// Blocks per SM the forward's registers are sized for (__launch_bounds__), read off ptxas -v
+// on sm_90: float opmath fits 80 registers (3 blocks of kThreads) without spilling, but
+// bicubic, whose per-tap padding leaves it near 140 registers unbounded, fits 128 (2 blocks);
+// double opmath keeps 2 blocks (80 registers spill there).
+constexpr int forward_min_blocks(int mode, int opmath_bytes) {
+  return mode == 2 /* kCubic */ || opmath_bytes > 4 ? 2 : 3;
+}
 
 // Resident threads per SM the forward aims to fill (2048 on sm_80 .. sm_90): when the output
 // points alone give fewer threads than `kFillFactor` waves of that, the channels are split
 // across blockIdx.y, each part recomputing the point's taps (cheap next to its loads).
 constexpr int64_t kFillFactor = 2;
+// The same for the grad_input gather, whose threads reload their pair list per slice: one wave.
+constexpr int64_t kGatherFillFactor = 1;
 
 // The grad_input gather keeps up to this many (point, tap) pairs of its input element in
 // registers and loops over the channels with them; longer lists (many points sampling one
