@@ -9,6 +9,7 @@ the checks that relate two arguments, the fake kernels, the autograd registratio
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -228,6 +229,24 @@ _ATEN_MODE = {"linear": 0, "bilinear": 0, "nearest": 1, "cubic": 2, "bicubic": 2
 _ATEN_PADDING = {p: i for i, p in enumerate(PADDING_MODES)}
 
 
+@functools.lru_cache(maxsize=None)
+def aten_double_backward_available() -> bool:
+    """Whether this PyTorch differentiates its grid sampler backward (F.grid_sample's second
+    derivatives; older releases raise "derivative for aten::grid_sampler_2d_backward is not
+    implemented"). twinops' second derivatives exist exactly when this is True."""
+    x = torch.ones(1, 1, 2, 2, dtype=torch.float64, requires_grad=True)
+    g = torch.zeros(1, 1, 1, 2, dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        gx, = torch.autograd.grad(F.grid_sample(x, g, align_corners=False).sum(), x, create_graph=True)
+        try:
+            torch.autograd.grad(gx.sum(), g, allow_unused=True)
+        except RuntimeError as e:
+            if "not implemented" in str(e):
+                return False
+            raise
+    return True
+
+
 def _setup_double(ctx, inputs, output):
     grad_output, input, grid, mode, padding_mode, align_corners, output_mask = inputs
     ctx.save_for_backward(grad_output, input, grid)
@@ -246,6 +265,9 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
         raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
                            "derivative is ATen's grid sampler double backward; call the second backward without "
                            "create_graph=True)")
+    if not aten_double_backward_available():
+        raise RuntimeError("twinops.grid_sample: second derivatives are ATen's grid sampler double backward, which "
+                           f"this PyTorch ({torch.__version__}) does not define (F.grid_sample has none either)")
     aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]

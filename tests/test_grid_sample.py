@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import twinops
 from twinops.testing import random_input
+from twinops.grid_sample import aten_double_backward_available
 from twinops.testing.grid_sample_ref import (TOLERANCES, grid_sample_reference, onnx_grid_sample_reference,
                                              onnx_grid_sample_run)
 from twinops.testing.grid_sample_strategies import MODES, PADDING_MODES, grid_sample_kwargs, grid_sample_shapes, grids
@@ -91,9 +92,6 @@ def test_nonfinite_grid_by_hand(device, mode):
         torch.testing.assert_close(border[0, :, 0, 2].double(), row.flatten(), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="kernel (csrc/kernels/grid_sample.cuh axis_taps) tests the unnormalised "
-                   "coordinate for Inf; on a length-1 axis with align_corners it is Inf * 0 = NaN: border gives 0 "
-                   "and reflection the element instead of the rule's edge element and NaN")
 @pytest.mark.parametrize("mode", MODES)
 def test_infinite_grid_on_a_length_1_axis_with_align_corners(device, mode):
     """The rule holds for any length: on a length-1 axis the edge is the only element."""
@@ -343,6 +341,12 @@ class _RecordBackward(torch.utils._python_dispatch.TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+needs_aten_double_backward = pytest.mark.skipif(
+    not aten_double_backward_available(),
+    reason=f"PyTorch {torch.__version__} has no grid sampler double backward (F.grid_sample's second derivatives)")
+
+
+@needs_aten_double_backward
 @pytest.mark.parametrize("kw", [dict(mode="bilinear", padding_mode="zeros"), dict(mode="bicubic", padding_mode="border"),
                                 dict(mode="bilinear", padding_mode="reflection", align_corners=True)], ids=_id)
 def test_gradgradcheck(kw):
@@ -356,6 +360,17 @@ def test_gradgradcheck(kw):
     assert torch.autograd.gradgradcheck(lambda a, b: twinops.grid_sample(a, b, **kw5), (x5, g5.requires_grad_()))
 
 
+def test_second_derivatives_where_pytorch_has_none_say_so():
+    if aten_double_backward_available():
+        pytest.skip(f"PyTorch {torch.__version__} defines the grid sampler double backward")
+    x = random_input((1, 2, 4, 5), torch.float64).requires_grad_()
+    g = (torch.rand(1, 3, 3, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64) * 2 - 1).requires_grad_()
+    gx, = torch.autograd.grad(twinops.grid_sample(x, g).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"^twinops\.grid_sample: second derivatives are ATen's grid sampler"):
+        torch.autograd.grad(gx.sum(), g)
+
+
+@needs_aten_double_backward
 def test_second_derivatives_through_grad_output_match_f_grid_sample():
     """A gradient penalty: grad_output (2 y) depends on input and grid too."""
     x = random_input((1, 2, 4, 5), torch.float64).requires_grad_()

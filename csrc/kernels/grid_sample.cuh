@@ -206,6 +206,9 @@ TWIN_HD bool axis_taps(Acc g, int64_t size, Padding pad, bool align_corners, Axi
   if (gs_isnan(g)) return false;
   Acc scale;
   Acc u = unnormalize(g, size, align_corners, &scale);
+  // An infinite grid value is an infinite coordinate, also where it is scaled by size - 1 = 0
+  // (align_corners on a length-1 axis: inf * 0 would make the point NaN).
+  if (gs_isinf(g)) u = g;
   if (gs_isinf(u)) {
     if (pad == kReflection) return false;
     // Zeros: every tap outside; border: the edge. An integer far enough out gives both with
