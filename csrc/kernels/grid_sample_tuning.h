@@ -35,6 +35,10 @@ constexpr int64_t kGatherFillFactor = 1;
 // element) stream their pairs from memory per channel.
 constexpr int kGatherCache = 8;
 
+// The cell-path gather (grid_sample_backward.cuh) with more than kGatherCache points on its
+// element walks its cells again per group of this many channels, their sums in registers.
+constexpr int kGatherGroup = 4;
+
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
 constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;
