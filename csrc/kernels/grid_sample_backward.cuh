@@ -140,6 +140,13 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
   } else {
     const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
     const int64_t sc = p.input_stride[1], gsc = p.output_stride[1];
+    Acc dx[PT::T], dy[PT::T], dz[PT::T];
+#pragma unroll
+    for (int t = 0; t < PT::T; ++t) {
+      dx[t] = pt.dweight_x(t);
+      dy[t] = pt.dweight_y(t);
+      dz[t] = pt.dweight_z(t);
+    }
     Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
     // Two channels' loads in flight (bilinear 8 taps + 2 grad_output values per step).
 #pragma unroll 2
@@ -148,9 +155,9 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
 #pragma unroll
       for (int t = 0; t < PT::T; ++t) {
         const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
-        tx += v * pt.dweight_x(t);
-        ty += v * pt.dweight_y(t);
-        if (DIMS == 3) tz += v * pt.dweight_z(t);
+        tx += v * dx[t];
+        ty += v * dy[t];
+        if (DIMS == 3) tz += v * dz[t];
       }
       const Acc g = load(go + c * gsc);
       sx += tx * g;
@@ -163,11 +170,11 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
   }
 }
 
-// One thread per point g0 + j, j < count: grad_grid (when ggrid is not null) and the point's
-// cell key relative to batch n0 (when keys is not null; `none` for a point that reads
-// nothing), its index j as the sort value, and the count of its cell.
+// One thread per point g0 + j, j < count: the point's cell key relative to batch n0 (when keys
+// is not null; `none` for a point that reads nothing), its index j as the sort value and the
+// count of its cell; then grad_grid (when ggrid is not null).
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, backward_min_blocks(sizeof(T) > 4))
     point_pass_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ input,
                       const T* __restrict__ grid, T* __restrict__ ggrid, int64_t g0, int64_t count, int64_t n0,
                       uint32_t none, uint32_t* __restrict__ keys, int32_t* __restrict__ vals,
@@ -183,6 +190,15 @@ __global__ void __launch_bounds__(kThreads)
   read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
   PT pt;
   const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);
+  if (keys != nullptr) {
+    const int32_t cx = first_tap(pt.x.idx), cy = first_tap(pt.y.idx), cz = first_tap(pt.z.idx);
+    uint32_t key = none;
+    if (ok && cx >= 0 && cy >= 0 && cz >= 0)
+      key = static_cast<uint32_t>((n - n0) * elements_per_batch(p) + (int64_t(cz) * p.in[1] + cy) * p.in[2] + cx);
+    keys[j] = key;
+    vals[j] = static_cast<int32_t>(j);
+    if (key != none) atomicAdd(counts + key, 1);
+  }
   if (ggrid != nullptr) {
     const int64_t* gs = p.grad_grid_stride;
     T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
@@ -193,15 +209,6 @@ __global__ void __launch_bounds__(kThreads)
       grad_grid_point<M, DIMS, T, Acc>(p, gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4],
                                        input + n * p.input_stride[0], pt, gg);
     }
-  }
-  if (keys != nullptr) {
-    const int32_t cx = first_tap(pt.x.idx), cy = first_tap(pt.y.idx), cz = first_tap(pt.z.idx);
-    uint32_t key = none;
-    if (ok && cx >= 0 && cy >= 0 && cz >= 0)
-      key = static_cast<uint32_t>((n - n0) * elements_per_batch(p) + (int64_t(cz) * p.in[1] + cy) * p.in[2] + cx);
-    keys[j] = key;
-    vals[j] = static_cast<int32_t>(j);
-    if (key != none) atomicAdd(counts + key, 1);
   }
 }
 
@@ -236,7 +243,7 @@ constexpr int gather_cache() {
 // are kept in registers and every channel of the slice sums them; an element reached by more
 // walks its cells again per group of kGatherGroup channels.
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, backward_min_blocks(sizeof(T) > 4))
     cell_gather_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ grid,
                        T* __restrict__ ginput, const int32_t* __restrict__ vals, const int32_t* __restrict__ start,
                        int64_t g0, int64_t n0, int64_t elems, bool accumulate, int64_t c_slice) {
@@ -303,7 +310,9 @@ __global__ void __launch_bounds__(kThreads)
     ++cnt;
   });
   if (cnt <= kCache) {
-#pragma unroll 2
+    // About 16 loads in flight: bicubic's 16 points one channel at a time, the others two.
+    constexpr int kChannelUnroll = kCache >= 16 || sizeof(Acc) > 4 ? 1 : 2;
+#pragma unroll kChannelUnroll
     for (int64_t c = c0; c < c1; ++c) {
       Acc s = accumulate ? load(gi + c * is[1]) : Acc(0);
 #pragma unroll

@@ -39,6 +39,12 @@ constexpr int kGatherCache = 8;
 // element walks its cells again per group of this many channels, their sums in registers.
 constexpr int kGatherGroup = 4;
 
+// Blocks per SM the cell path's kernels (grid_sample_backward.cuh) are sized for: unbounded,
+// the bicubic binning pass with grad_grid fused in takes ~146 registers and the gather 104..124
+// (ptxas -v, sm_90): one block of kThreads per SM. Two keep 4x more loads in flight in these
+// latency-bound kernels; float64 (opmath double) keeps one, it would spill.
+constexpr int backward_min_blocks(bool double_opmath) { return double_opmath ? 1 : 2; }
+
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
 constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;
