@@ -174,7 +174,7 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
 // is not null; `none` for a point that reads nothing), its index j as the sort value and the
 // count of its cell; then grad_grid (when ggrid is not null).
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads, backward_min_blocks(sizeof(T) > 4))
+__global__ void __launch_bounds__(kThreads, backward_min_blocks(M, sizeof(T) > 4))
     point_pass_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ input,
                       const T* __restrict__ grid, T* __restrict__ ggrid, int64_t g0, int64_t count, int64_t n0,
                       uint32_t none, uint32_t* __restrict__ keys, int32_t* __restrict__ vals,
@@ -243,7 +243,7 @@ constexpr int gather_cache() {
 // are kept in registers and every channel of the slice sums them; an element reached by more
 // walks its cells again per group of kGatherGroup channels.
 template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads, backward_min_blocks(sizeof(T) > 4))
+__global__ void __launch_bounds__(kThreads, backward_min_blocks(M, sizeof(T) > 4))
     cell_gather_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ grid,
                        T* __restrict__ ginput, const int32_t* __restrict__ vals, const int32_t* __restrict__ start,
                        int64_t g0, int64_t n0, int64_t elems, bool accumulate, int64_t c_slice) {

@@ -39,11 +39,12 @@ constexpr int kGatherCache = 8;
 // element walks its cells again per group of this many channels, their sums in registers.
 constexpr int kGatherGroup = 4;
 
-// Blocks per SM the cell path's kernels (grid_sample_backward.cuh) are sized for: unbounded,
-// the bicubic binning pass with grad_grid fused in takes ~146 registers and the gather 104..124
-// (ptxas -v, sm_90): one block of kThreads per SM. Two keep 4x more loads in flight in these
-// latency-bound kernels; float64 (opmath double) keeps one, it would spill.
-constexpr int backward_min_blocks(bool double_opmath) { return double_opmath ? 1 : 2; }
+// Blocks per SM the cell path's kernels (grid_sample_backward.cuh) are sized for. Bilinear
+// and nearest fit two blocks of kThreads unbounded (gather 104..124 registers, binning pass
+// 30..100; ptxas -v, sm_90), bicubic does not: capped at 128 its binning pass (grad_grid of 16
+// taps fused in) and its gather (16 cached points) spill, so it keeps one block, as does
+// float64 (opmath double). Not yet measured on the H200.
+constexpr int backward_min_blocks(int mode, bool double_opmath) { return mode == 2 || double_opmath ? 1 : 2; }  // 2: kCubic
 
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
