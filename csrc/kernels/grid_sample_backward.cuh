@@ -19,7 +19,8 @@
 //  3. one thread per input element (and channel slice) visits, in a fixed order, the cells
 //     whose points can put a tap on it, recomputes each listed point's taps with the forward's
 //     math (point_taps, grid_sample.cuh), adds the weights of the taps that land on the element
-//     and sums grad_output * weight per channel.
+//     and sums grad_output * weight per channel (nearest: the element's own cell only, whose
+//     points all put their one tap, of weight 1, on it; no grid read).
 // The order of every sum is fixed by the data (cells in z, y, x order, points in index order),
 // so grad_input is bitwise the same run to run; no atomics touch data.
 //
@@ -110,7 +111,9 @@ inline CellLayout cell_layout(const Params& p) {
                                     static_cast<uint32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
                                     static_cast<int32_t*>(nullptr), static_cast<int>(c.points), 0, L.end_bit);
   }
-  cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int32_t*>(nullptr),
+  // In place (d_in == d_out), as CUB's own in-place overload calls it; spelled out so that no
+  // overload can take the stream for the item count.
+  cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
                                 static_cast<int>(c.max_elems + 1));
   L.temp_bytes = std::max(sort_bytes, scan_bytes);
   L.temp = take(L.temp_bytes);
@@ -278,14 +281,19 @@ __global__ void __launch_bounds__(kThreads, backward_min_blocks(M, sizeof(T) > 4
           const int64_t g = g0 + vals[j], n = g / P;
           int64_t od, oh, ow;
           split_point(p, g - n * P, &od, &oh, &ow);
-          Acc gx, gy, gz;
-          read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
-          PT pt;
-          if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) continue;  // never listed; kept for safety
-          Acc wx, wy, wz;
-          if (!axis_hit(pt.x, x, &wx) || !axis_hit(pt.y, y, &wy) || !axis_hit(pt.z, z, &wz)) continue;
           const int64_t* os = p.output_stride;
-          f(n * os[0] + od * os[2] + oh * os[3] + ow * os[4], wx * wy * wz);
+          const int64_t off = n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
+          if constexpr (M == kNearest) {  // its one cell is this element, its one tap weighs 1
+            f(off, Acc(1));
+          } else {
+            Acc gx, gy, gz;
+            read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+            PT pt;
+            if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) continue;  // never listed; kept for safety
+            Acc wx, wy, wz;
+            if (!axis_hit(pt.x, x, &wx) || !axis_hit(pt.y, y, &wy) || !axis_hit(pt.z, z, &wz)) continue;
+            f(off, wx * wy * wz);
+          }
         }
       }
     }
@@ -395,7 +403,7 @@ cudaError_t backward_cells(const Params& p, const T* gout, const T* input, const
         return s;
     }
     size_t bytes = L.temp_bytes;
-    if ((s = cub::DeviceScan::ExclusiveSum(ws + L.temp, bytes, start, static_cast<int>(elems + 1), stream)) !=
+    if ((s = cub::DeviceScan::ExclusiveSum(ws + L.temp, bytes, start, start, static_cast<int>(elems + 1), stream)) !=
         cudaSuccess)
       return s;
     const dim3 grid_dim(blocks_for(elems), static_cast<unsigned>(slices));

@@ -45,7 +45,9 @@ constexpr int kGatherGroup = 8;
 // ptxas -v, sm_90, CUDA 13.0), bicubic does not: capped at 128 its binning pass (grad_grid of
 // 16 taps fused in, 162..170 unbounded) and its gather (16 cached points, 154) spill, so it
 // keeps one block, as does float64 (opmath double). Not yet measured on the H200.
-constexpr int backward_min_blocks(int mode, bool double_opmath) { return mode == 2 || double_opmath ? 1 : 2; }  // 2: kCubic
+constexpr int backward_min_blocks(int mode, bool double_opmath) {
+  return mode == 2 || double_opmath ? 1 : 2;  // 2: Mode kCubic
+}
 
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
