@@ -76,6 +76,12 @@ def to_grid(u, sizes, ac):
     return out
 
 
+# Nearest rounds half-integers to even; whether the coordinate arrives exactly on the half
+# depends on the arithmetic (CUDA contracts (g + 1) * size - 1 into a fused multiply-add, the
+# CPU reference does not), so nearest's lattice points sit a quarter pixel off the ties.
+NEAREST_SHIFT = 0.25
+
+
 def lattice_grid(n, out, sizes, ac, seed, reach=3.0, shift=0.0):
     """Points at integer and half-integer pixel coordinates from -reach - 0.5 to size + reach - 0.5:
     on cell boundaries, pixel centres, the borders and the clamped / mirrored region beyond
@@ -119,7 +125,7 @@ def test_lattice_points_on_every_cell_boundary(device, combo):
     for i, sizes in enumerate(SIZES[dims]):
         out = (5, 6) if dims == 2 else (3, 4, 5)
         x = _randn((2, 3) + sizes, seed=i)
-        grid = lattice_grid(2, out, sizes, ac, seed=10 + i)
+        grid = lattice_grid(2, out, sizes, ac, seed=10 + i, shift=NEAREST_SHIFT if mode == "nearest" else 0.0)
         go = _randn((2, 3) + out, seed=20 + i)
         gi, gg, ref_gg = check(device, x, grid, go, mode, pad, ac, msg=f"{combo} {sizes}")
         close(gg, ref_gg, atol=1e-8, rtol=1e-8, msg=f"grad_grid {combo} {sizes}")
@@ -150,7 +156,9 @@ def test_points_just_inside_and_outside_the_edges(device, combo):
         s = sizes[dims - 1 - a]
         anchors = torch.tensor([-3.0, -2.0, -1.0, -0.5, 0.0, s - 1.0, s - 0.5, s, s + 1.0, s + 2.0])
         pick = anchors[torch.randint(0, len(anchors), u.shape[:-1], generator=g)]
-        jitter = torch.tensor([-1e-6, 0.0, 1e-6])[torch.randint(0, 3, u.shape[:-1], generator=g)]
+        # (not exactly on nearest's rounding ties -0.5 and size - 0.5: see NEAREST_SHIFT)
+        jitters = [-1e-6, 1e-6] if mode == "nearest" else [-1e-6, 0.0, 1e-6]
+        jitter = torch.tensor(jitters)[torch.randint(0, len(jitters), u.shape[:-1], generator=g)]
         u[..., a] = pick + jitter
     grid = to_grid(u, sizes, ac)
     x = _randn((n, 3) + sizes, seed=6)
@@ -285,7 +293,8 @@ def test_cuda_float32_lattice_and_far(combo):
     x = _randn((2, 6) + sizes, seed=23).float().double()
     # float32 coordinates: nearest's rounding at an exact half may go either way (not this
     # test's business), bilinear and bicubic are continuous there.
-    grid = lattice_grid(2, out, sizes, ac, seed=24, shift=0.25 if mode == "nearest" else 0.0).float().double()
+    grid = lattice_grid(2, out, sizes, ac, seed=24, shift=NEAREST_SHIFT if mode == "nearest" else 0.0)
+    grid = grid.float().double()
     go = _randn((2, 6) + out, seed=25).float().double()
     check("cuda", x, grid, go, mode, pad, ac, dtype=torch.float32, msg=str(combo))
 
