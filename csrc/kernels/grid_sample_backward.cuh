@@ -31,9 +31,13 @@
 // narrows the spread. So element x is reached only from cells m in [x - K + 1, x] (clipped to
 // the input), and since adjacent cells of one row are adjacent keys, one row's candidates are
 // one contiguous range of the sorted list. This needs the tap coordinates to be exact integers
-// where they land inside the input: every spatial size <= 2^24 (float opmath). Cubic with
-// reflection padding reflects each tap, and a far-outside point's 4 taps are then no longer
-// within 3 of each other in float; it (and sizes beyond 2^24) keeps the pair path.
+// where they land inside the input: every spatial size <= 2^24 (float opmath). The binning
+// pass and the gather get a point's taps from the same code (point_taps), so they agree on
+// them bit for bit. Cubic with reflection padding reflects each tap: in exact arithmetic that
+// keeps the spread (reflection moves no two taps apart), but far outside, the tap coordinates
+// collapse or gap in float and the flip count's parity comes from a rounded quotient, so a
+// point's 4 taps need not lie within 3 of each other; it (and any size beyond 2^24) keeps the
+// pair path.
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
