@@ -4,7 +4,9 @@
 // computed once, then every channel of the slice sums its taps, several channels' loads in
 // flight at once.
 //
-// Backward, deterministic (no atomics anywhere):
+// Backward, deterministic (no atomics on data). Every mode and padding but cubic + reflection
+// bins the points per input cell instead (grid_sample_backward.cuh: one sort item per point,
+// grad_grid fused into the binning pass); the pair path below serves the rest:
 // - grad_grid: one thread per output point sums over the channels in order.
 // - grad_input: every (point, tap) pair gets the key of the input element its padded tap reads
 //   (a pair reading nothing, and every tap of a NaN point, gets the key "no element"); the
@@ -540,10 +542,18 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
 }
 
 }  // namespace
+}  // namespace grid_sample
+}  // namespace twinops
+
+// The cell path of grad_input (and the fused grad_grid pass), over the helpers above.
+#include "grid_sample_backward.cuh"
+
+namespace twinops {
+namespace grid_sample {
 
 size_t backward_workspace_bytes(const Params& p) {
   if (p.n == 0 || p.c == 0) return 0;
-  return layout(p).bytes;
+  return uses_cell_path(p) ? cell_layout(p).bytes : layout(p).bytes;
 }
 
 template <typename T>
@@ -559,6 +569,13 @@ cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input,
   const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
     constexpr int D = decltype(d)::value;
+    // Every mode and padding but cubic + reflection (and spatial sizes over 2^24): points binned
+    // per input cell, grad_grid fused into the binning pass (grid_sample_backward.cuh).
+    if (uses_cell_path(p)) {
+      status = backward_cells<M, D, T>(p, grad_output, input, grid, p.n > 0 ? grad_input : nullptr, grad_grid,
+                                       workspace, stream);
+      return;
+    }
     if (grad_grid != nullptr && points > 0) {
       grad_grid_kernel<M, D, T><<<blocks_for(points), kThreads, 0, stream>>>(p, grad_output, input, grid, grad_grid,
                                                                             points);

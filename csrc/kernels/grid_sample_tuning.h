@@ -38,6 +38,20 @@ constexpr int64_t kGatherFillFactor = 1;
 // element) stream their pairs from memory per channel.
 constexpr int kGatherCache = 8;
 
+// The cell-path gather (grid_sample_backward.cuh) with more points on its element than it
+// caches walks its cells again per group of this many channels, their sums in registers
+// (trilinear at scale ~1 puts 8 or a few more points on an element: C = 32 walks 1 + 4 times).
+constexpr int kGatherGroup = 8;
+
+// Blocks per SM the cell path's kernels (grid_sample_backward.cuh) are sized for. Bilinear
+// and nearest fit two blocks of kThreads (gather 110..128 registers, binning pass 30..100;
+// ptxas -v, sm_90, CUDA 13.0), bicubic does not: capped at 128 its binning pass (grad_grid of
+// 16 taps fused in, 162..170 unbounded) and its gather (16 cached points, 154) spill, so it
+// keeps one block, as does float64 (opmath double). Not yet measured on the H200.
+constexpr int backward_min_blocks(int mode, bool double_opmath) {
+  return mode == 2 || double_opmath ? 1 : 2;  // 2: Mode kCubic
+}
+
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
 constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;
