@@ -23,9 +23,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <type_traits>
 #include <limits>
 
 #include "grid_sample.cuh"
@@ -158,27 +155,15 @@ __device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
   }
 }
 
-// The compile-time half of a forward variant (launch_forward's switch).
-template <int MB_, int U_, typename I_, bool PTR_, bool REM_>
-struct VariantTag {
-  static constexpr int mb = MB_, unroll = U_;
-  using index = I_;
-  static constexpr bool ptr = PTR_, rem = REM_;
-};
-
 // One output point (and channel slice) per thread: the point's taps and weights once, then
-// every channel of the slice sums its taps, U channels' loads in flight at once.
-// EXPERIMENT (see fwd_variant below and tools/grid_sample_fwd_variants.py): the template
-// parameters pick one variant of the same arithmetic (same taps, same summation order, so
-// every variant's output is bitwise the same):
+// every channel of the slice sums its taps, U channels' loads in flight at once. Template
+// parameters (docs/perf/grid_sample-notes.md, "Forward variants", measured each):
 //   MB   __launch_bounds__ min blocks per SM (register cap 65536 / (MB * kThreads));
 //   U    channels per step (loads in flight = U * taps);
 //   I    index type of the per-point / per-channel math: int64_t, or int32_t (the launcher
 //        picks int32_t only when every point index and per-batch input / output span fits);
-//   PTR  channel offsets by a running offset (+= stride per channel) instead of (c+u)*stride;
-//   REM  full steps of U channels without predicates, then a remainder loop of one channel a
-//        step, instead of a per-load predicate c+u < c1.
-template <Mode M, int DIMS, typename T, int MB, int U, typename I, bool PTR, bool REM>
+//   PTR  channel offsets by a running offset (+= stride per channel) instead of (c+u)*stride.
+template <Mode M, int DIMS, typename T, int MB, int U, typename I, bool PTR>
 __global__ void __launch_bounds__(kThreads, MB) forward_kernel(const Params p, const T* __restrict__ input,
                                                                const T* __restrict__ grid, T* __restrict__ output,
                                                                int64_t points, int64_t c_slice) {
@@ -211,64 +196,27 @@ __global__ void __launch_bounds__(kThreads, MB) forward_kernel(const Params p, c
   const T* in = input + n * p.input_stride[0];
   I ci = c0 * sc, co = c0 * so;  // PTR: running input / output offsets of channel c
   I c = c0;
-  if constexpr (REM) {
-    for (; c + U <= c1; c += U) {
-      Acc v[U][PT::T];
+  // U channels per step, the last step's missing channels skipped (uniform per thread), so a
+  // thread with 3 channels still has all their loads in flight.
+  for (; c < c1; c += U) {
+    Acc v[U][PT::T];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const I cu = PTR ? ci + static_cast<I>(u) * sc : (c + u) * sc;
+    for (int u = 0; u < U; ++u) {
+      const I cu = PTR ? ci + static_cast<I>(u) * sc : (c + u) * sc;
 #pragma unroll
-        for (int t = 0; t < PT::T; ++t) v[u][t] = o.ok(t) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        Acc s = Acc(0);
-#pragma unroll
-        for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
-        out[PTR ? co + static_cast<I>(u) * so : (c + u) * so] = store_as<T>(s);
-      }
-      if constexpr (PTR) {
-        ci += U * sc;
-        co += U * so;
-      }
+      for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
     }
-    for (; c < c1; ++c) {
-      const I cu = PTR ? ci : c * sc;
-      Acc v[PT::T];
 #pragma unroll
-      for (int t = 0; t < PT::T; ++t) v[t] = o.ok(t) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
+    for (int u = 0; u < U; ++u) {
+      if (c + u >= c1) break;
       Acc s = Acc(0);
 #pragma unroll
-      for (int t = 0; t < PT::T; ++t) s += v[t] * w[t];
-      out[PTR ? co : c * so] = store_as<T>(s);
-      if constexpr (PTR) {
-        ci += sc;
-        co += so;
-      }
+      for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
+      out[PTR ? co + static_cast<I>(u) * so : (c + u) * so] = store_as<T>(s);
     }
-  } else {
-    // U channels per step, the last step's missing channels skipped (uniform per thread), so a
-    // thread with 3 channels still has all their loads in flight.
-    for (; c < c1; c += U) {
-      Acc v[U][PT::T];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const I cu = PTR ? ci + static_cast<I>(u) * sc : (c + u) * sc;
-#pragma unroll
-        for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (c + u >= c1) break;
-        Acc s = Acc(0);
-#pragma unroll
-        for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
-        out[PTR ? co + static_cast<I>(u) * so : (c + u) * so] = store_as<T>(s);
-      }
-      if constexpr (PTR) {
-        ci += U * sc;
-        co += U * so;
-      }
+    if constexpr (PTR) {
+      ci += U * sc;
+      co += U * so;
     }
   }
 }
@@ -324,29 +272,14 @@ bool forward_fits_int32(const Params& p) {
          p.input_stride[1] * (p.c + 64) < kMax && p.output_stride[1] * (p.c + 64) < kMax;
 }
 
-// The forward variant the launcher runs (EXPERIMENT SCAFFOLDING, grid_sample_tuning.h's
-// ForwardVariant): read from the environment variable TWINOPS_GRID_SAMPLE_FWD at every launch
-// (a getenv, well under a microsecond of host time next to the launch itself), so a Python
-// process can switch variants with os.environ between calls. Unknown or unset names give
-// kForwardVariantDefault; only linear / nearest of float and __half compile every variant,
-// the rest (cubic, double, bfloat16) run the default.
-int forward_variant() {
-  const char* s = std::getenv("TWINOPS_GRID_SAMPLE_FWD");
-  if (s == nullptr || *s == '\0') return kForwardVariantDefault;
-  for (int v = 0; v < kForwardVariantCount; ++v)
-    if (std::strcmp(s, kForwardVariants[v].name) == 0) return v;
-  return kForwardVariantDefault;
-}
-
-template <Mode M, int D, typename T, int MB, int U, typename I, bool PTR, bool REM>
-cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T* output, int64_t fill,
-                              cudaStream_t stream) {
+template <Mode M, int D, typename T, int MB, int U, typename I, bool PTR>
+cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
   const int64_t points = p.n * points_per_batch(p);
-  const int64_t slice = channel_slice(points, p.c, U, fill);
+  const int64_t slice = channel_slice(points, p.c, U, kFillFactor);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
-  forward_kernel<M, D, T, MB, U, I, PTR, REM><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
+  forward_kernel<M, D, T, MB, U, I, PTR><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
   return cudaGetLastError();
 }
 
@@ -355,56 +288,24 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
   const int64_t points = p.n * points_per_batch(p);
   if (points == 0 || p.c == 0) return cudaSuccess;
   cudaError_t status = cudaSuccess;
-  const int picked = forward_variant();
   const bool fits32 = forward_fits_int32(p);
   dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
     constexpr int D = decltype(d)::value;
-    constexpr int taps = PointTaps<M, D, float>::T;
-    constexpr int U = forward_unroll(taps);
-    constexpr int MB = forward_min_blocks(M, sizeof(typename OpMath<T>::type));
-    // The variants under test: linear / nearest of float and __half only (compile time).
-    constexpr bool kAll = M != kCubic && (std::is_same_v<T, float> || std::is_same_v<T, __half>);
-    // bfloat16 runs the default variant; cubic and double the baseline (variant "base").
-    constexpr bool kDefaultOnly = M != kCubic && std::is_same_v<T, __nv_bfloat16>;
-    int v = kAll ? picked : (kDefaultOnly ? kForwardVariantDefault : 0);
-    // A variant with 32-bit index math falls back to its 64-bit twin when p does not fit.
-    if (kForwardVariants[v].int32 && !fits32) v = kForwardVariants[v].fallback;
-    const int64_t fill = kForwardVariants[v].fill;
-    auto run = [&](auto tag) {
-      using V = decltype(tag);
-      status = launch_forward_as<M, D, T, V::mb, V::unroll, typename V::index, V::ptr, V::rem>(p, input, grid, output,
-                                                                                               fill, stream);
-    };
-    // Keep this switch in step with kForwardVariants (grid_sample_tuning.h).
-    switch (v) {
-      case 1:  // lb1: no register cap (run 1's launch bounds)
-        if constexpr (kAll) return run(VariantTag<1, U, int64_t, false, false>{});
-        break;
-      case 2:  // i32
-        if constexpr (kAll) return run(VariantTag<MB, U, int32_t, false, false>{});
-        break;
-      case 3:  // i32p
-      case 7:  // i32p_f1
-      case 8:  // i32p_f4
-        if constexpr (kAll || kDefaultOnly) return run(VariantTag<MB, U, int32_t, true, false>{});
-        break;
-      case 4:  // i32p_rem
-        if constexpr (kAll) return run(VariantTag<MB, U, int32_t, true, true>{});
-        break;
-      case 5:  // i32p_u2: twice the loads in flight (2 blocks / SM: 128 registers)
-        if constexpr (kAll) return run(VariantTag<2, (2 * U > 32 ? 32 : 2 * U), int32_t, true, false>{});
-        break;
-      case 6:  // i32p_mb6: 6 blocks / SM (40 registers)
-        if constexpr (kAll) return run(VariantTag<6, U, int32_t, true, false>{});
-        break;
-      case 9:  // i32p_mb6h: 6 blocks / SM with half the channels per step (fewer registers to spill)
-        if constexpr (kAll) return run(VariantTag<6, (U > 1 ? U / 2 : 1), int32_t, true, false>{});
-        break;
-      default:
-        break;
+    constexpr int U = forward_unroll(PointTaps<M, D, float>::T);
+    // Linear and nearest in float opmath: 32-bit index math with running channel offsets,
+    // kForwardMinBlocks32 blocks per SM and half the unroll (grid_sample_tuning.h). Cubic,
+    // float64 and inputs past 32-bit offsets: 64-bit index math at forward_min_blocks.
+    constexpr bool kNarrow = M != kCubic && sizeof(typename OpMath<T>::type) == 4;
+    if constexpr (kNarrow) {
+      if (fits32) {
+        status = launch_forward_as<M, D, T, kForwardMinBlocks32, (U > 1 ? U / 2 : 1), int32_t, true>(p, input, grid,
+                                                                                                 output, stream);
+        return;
+      }
     }
-    run(VariantTag<MB, U, int64_t, false, false>{});  // 0 = base: the code before the experiment
+    constexpr int MB = forward_min_blocks(M, sizeof(typename OpMath<T>::type));
+    status = launch_forward_as<M, D, T, MB, U, int64_t, false>(p, input, grid, output, stream);
   });
   return status;
 }

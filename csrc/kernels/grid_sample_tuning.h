@@ -26,6 +26,12 @@ constexpr int forward_min_blocks(int mode, int opmath_bytes) {
   return mode == 2 /* kCubic */ || opmath_bytes > 4 ? 2 : 3;
 }
 
+// Linear and nearest with float opmath and 32-bit index math (the inputs whose per-batch
+// offsets fit): 6 blocks of kThreads per SM (40 registers) with half of forward_unroll's
+// channels per step, so nothing spills. Fastest of ten variants on the H200 in 7 of 9 cases
+// (docs/perf/grid_sample-notes.md, "Forward variants").
+constexpr int kForwardMinBlocks32 = 6;
+
 // Resident threads per SM the forward aims to fill (2048 on sm_80 .. sm_90): when the output
 // points alone give fewer threads than `kFillFactor` waves of that, the channels are split
 // across blockIdx.y, each part recomputing the point's taps (cheap next to its loads).
@@ -56,37 +62,5 @@ constexpr int backward_min_blocks(int mode, bool double_opmath) {
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
 constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;
 constexpr int64_t kMaxElementsPerSort = (int64_t(1) << 31) - 2;
-
-
-// EXPERIMENT SCAFFOLDING (branch gs-fwd, to be stripped once a winner is picked): the forward
-// variants launch_forward can run, picked at run time by TWINOPS_GRID_SAMPLE_FWD=<name>
-// (tools/grid_sample_fwd_variants.py times them all). Every variant computes the same taps
-// in the same order, so the outputs are bitwise equal. Only linear / nearest of float and
-// __half compile every variant; bfloat16 runs the default one, cubic and double "base".
-// `int32`: 32-bit index math, used when forward_fits_int32(p), else `fallback` runs.
-// `fill`: kFillFactor of the channel split (channel_slice). The compile-time half (register
-// cap, unroll, pointer increments, remainder loop) is launch_forward's switch, index = row.
-struct ForwardVariant {
-  const char* name;
-  bool int32;
-  int fallback;
-  int64_t fill;
-  const char* what;
-};
-constexpr ForwardVariant kForwardVariants[] = {
-    {"base", false, 0, kFillFactor, "before the experiment: 3 blocks/SM, int64 offsets, (c+u)*stride, predicate"},
-    {"lb1", false, 1, kFillFactor, "base without the register cap (__launch_bounds__(256, 1))"},
-    {"i32", true, 0, kFillFactor, "base with 32-bit index math"},
-    {"i32p", true, 0, kFillFactor, "i32 + running channel offsets (+= stride)"},
-    {"i32p_rem", true, 0, kFillFactor, "i32p + remainder loop instead of per-load predicates"},
-    {"i32p_u2", true, 0, kFillFactor, "i32p with twice the channels per step, 2 blocks/SM"},
-    {"i32p_mb6", true, 0, kFillFactor, "i32p with 6 blocks/SM (40 registers)"},
-    {"i32p_f1", true, 0, 1, "i32p with channel-split fill factor 1"},
-    {"i32p_f4", true, 0, 4, "i32p with channel-split fill factor 4"},
-    {"i32p_mb6h", true, 0, kFillFactor, "i32p_mb6 with half the channels per step"},
-};
-constexpr int kForwardVariantCount = static_cast<int>(sizeof(kForwardVariants) / sizeof(kForwardVariants[0]));
-constexpr int kForwardVariantDefault = 3;  // i32p: the best guess before the H200 run
-
 }  // namespace grid_sample
 }  // namespace twinops
