@@ -27,3 +27,16 @@ def cuda_unavailable_reason() -> Optional[str]:
     if not has_cuda_kernels():
         return "twinops was built without its CUDA kernels (rebuild with TWINOPS_CUDA=1)"
     return None
+
+
+def size_hints(sizes) -> list:
+    """Concrete sizes (list of int) for an op's C++ check under FakeTensorMode: an int stays, a
+    symbolic size is its hint (the example value it was traced with), or 1 (any valid length)
+    without one; the real kernel checks its actual value."""
+    out = []
+    for v in sizes:
+        if not isinstance(v, int):
+            node = getattr(v, "node", None)
+            v = node.hint if node is not None and node.has_hint() else 1
+        out.append(int(v))
+    return out

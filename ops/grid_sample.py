@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
+from ._ext import size_hints
 from .opdef import attrs_class, check_arg, check_tensor
 from .grid_sample_def import GRID, GRID_SAMPLE, GRID_SAMPLE_NODE, INPUT, MODES, ONNX_MODES, PADDING_MODES
 
@@ -158,27 +159,15 @@ class GridSample(torch.nn.Module):
 # torch.library: fake kernels and autograd
 # ---------------------------------------------------------------------------------------
 
-def _hints(sizes) -> list:
-    """Concrete sizes for the C++ checks: a symbolic size is its hint, or 1 without one (the real
-    kernel checks its actual value)."""
-    out = []
-    for v in sizes:
-        if not isinstance(v, int):
-            node = getattr(v, "node", None)
-            v = node.hint if node is not None and node.has_hint() else 1
-        out.append(int(v))
-    return out
-
-
 def _fake_check(op: str, input, grid, attrs, grad_output=None) -> None:
     """The C++ op's checks under FakeTensorMode (twinops::_grid_sample_check, csrc/torch), so meta
     and fake calls reject what the kernels reject, with the same message. A size that is symbolic
     cannot be compared here: where one of two sizes that must agree is symbolic, the other is used."""
-    in_shape, grid_shape = _hints(input.shape), _hints(grid.shape)
+    in_shape, grid_shape = size_hints(input.shape), size_hints(grid.shape)
     if input.dim() and grid.dim() and not (isinstance(input.shape[0], int) and isinstance(grid.shape[0], int)):
         grid_shape[0] = in_shape[0]
     go = grad_output if grad_output is not None else input
-    go_shape = _hints(go.shape)
+    go_shape = size_hints(go.shape)
     if grad_output is not None and len(in_shape) >= 2 and len(go_shape) == len(grid_shape) >= 2:
         want = in_shape[:2] + grid_shape[1:-1]
         go_shape = [w if not isinstance(v, int) else h for v, h, w in zip(grad_output.shape, go_shape, want)]

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
+from ._ext import size_hints
 from . import resize_onnx
 from .opdef import attrs_class, check_arg, check_tensor, schema
 from .resize_def import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_NODE, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
@@ -63,31 +64,19 @@ def _suggest_format(t: Tensor) -> torch.memory_format:
     return suggest_memory_format(t)
 
 
-def _hints(sizes) -> list:
-    """Concrete sizes for the C++ checks: a symbolic size is its hint (the example value it was
-    traced with), or 1 (any valid length) without one; the real kernel checks its actual value."""
-    out = []
-    for v in sizes:
-        if not isinstance(v, int):
-            node = getattr(v, "node", None)
-            v = node.hint if node is not None and node.has_hint() else 1
-        out.append(int(v))
-    return out
-
-
 # The fake kernels take the node's attributes as ``*attrs`` (RESIZE_NODE's order, = the schema's).
 @torch.library.register_fake("twinops::resize")
 def _resize_fake(input, output_size, *attrs):
     # The C++ kernels' own checks (csrc/torch/resize.cpp), so meta / fake calls reject
     # exactly what the CPU and CUDA kernels reject, with the same message.
-    torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(output_size), *attrs)
+    torch.ops.twinops._resize_check("resize", size_hints(input.shape), input.dtype, size_hints(output_size), *attrs)
     shape = (input.shape[0], input.shape[1], output_size[0], output_size[1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
 
 
 @torch.library.register_fake("twinops::resize_backward")
 def _resize_backward_fake(grad_output, input_size, *attrs):
-    grad_shape, in_size = _hints(grad_output.shape), _hints(input_size)
+    grad_shape, in_size = size_hints(grad_output.shape), size_hints(input_size)
     # N and C must agree; a symbolic one cannot be compared here (its hint may differ).
     for d in range(min(2, len(grad_shape), len(in_size))):
         if not (isinstance(grad_output.shape[d], int) and isinstance(input_size[d], int)):
@@ -514,7 +503,7 @@ def _dynamic_resize_fake(input, size_tensor, align_corners):
             except (TypeError, ValueError) as e:
                 raise RuntimeError(str(e)) from None
     try:
-        torch.ops.twinops._resize_check("resize", _hints(input.shape), input.dtype, _hints(size_tensor.shape[-2:]),
+        torch.ops.twinops._resize_check("resize", size_hints(input.shape), input.dtype, size_hints(size_tensor.shape[-2:]),
                                         *_dynamic_attrs(align_corners).op_args())
     except RuntimeError as e:
         raise _renamed(e, _DYNAMIC_OP) from None

@@ -19,6 +19,8 @@ from twinops.onnx_export import (  # noqa: E402
     register_torchscript_symbolics,
 )
 
+from export_helpers import export_quietly as _export  # noqa: E402
+
 AT = onnx.AttributeProto
 RESIZE_ATTRS = {
     "mode": AT.STRING,
@@ -62,27 +64,6 @@ class SizedNet(Net):
 def _input(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
     return torch.rand(*shape, generator=g) * 2 + 0.5  # non-zero
-
-
-def _export(model, args, dynamo, dynamic=None, narrowing_ok=True, **kwargs):
-    """Exports quietly; ``dynamic`` is {input index: [dims]} translated for either exporter.
-
-    ``narrowing_ok=False`` turns the float32-narrowing UserWarning into an error.
-    """
-    names = [f"in{i}" for i in range(len(args))]
-    if dynamic:
-        if dynamo:
-            d = torch.export.Dim.DYNAMIC
-            kwargs["dynamic_shapes"] = tuple({k: d for k in dynamic.get(i, [])} or None for i in range(len(args)))
-        else:
-            kwargs["dynamic_axes"] = {names[i]: {k: f"d{i}_{k}" for k in dims} for i, dims in dynamic.items()}
-    if not dynamo:
-        kwargs["input_names"] = names
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=DeprecationWarning)
-        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
-        warnings.filterwarnings("ignore" if narrowing_ok else "error", message=".*not representable in float32.*")
-        return export_onnx(model.eval(), args, dynamo=dynamo, **kwargs)
 
 
 def _run(proto, args):

@@ -16,6 +16,8 @@ import twinops  # noqa: E402
 from twinops import onnx_replace  # noqa: E402
 from twinops.onnx_export import export_onnx, onnx_reference_ops  # noqa: E402
 
+from export_helpers import export_quietly  # noqa: E402
+
 EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]
 HAS_GRID_SAMPLE = hasattr(twinops, "grid_sample")
 needs_grid_sample = pytest.mark.skipif(not HAS_GRID_SAMPLE, reason="twinops.grid_sample is not in this build")
@@ -24,20 +26,7 @@ STANDARD = {"Resize", "GridSample", "Upsample"}
 
 def _export(model, args, dynamo, dynamic=None, replace=("grid_sample", "interpolate"), **kwargs):
     """Exports quietly; ``dynamic``: {input index: [dims]} in either exporter's form."""
-    names = [f"in{i}" for i in range(len(args))]
-    if dynamic:
-        if dynamo:
-            d = torch.export.Dim.DYNAMIC
-            kwargs["dynamic_shapes"] = tuple({k: d for k in dynamic.get(i, [])} or None for i in range(len(args)))
-        else:
-            kwargs["dynamic_axes"] = {names[i]: {k: f"d{i}_{k}" for k in dims} for i, dims in dynamic.items()}
-    if not dynamo:
-        kwargs["input_names"] = names
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=DeprecationWarning)
-        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
-        warnings.filterwarnings("ignore", message=".*not representable in float32.*")  # 0.7, 2.6: tested in test_export
-        return export_onnx(model.eval(), args, dynamo=dynamo, replace=replace, **kwargs)
+    return export_quietly(model, args, dynamo, dynamic, replace=replace, **kwargs)
 
 
 def _ops(proto):

@@ -16,24 +16,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import twinops  # noqa: F401  (loads twinops._C: registers torch.ops.twinops)
+from grid_sample_helpers import COMBOS, close, reference, run_backward
+from grid_sample_helpers import combo_id as _cid
 
 cuda = pytest.mark.cuda
-ops = torch.ops.twinops
 
-MODES = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
-PADDINGS = ("zeros", "border", "reflection")
-COMBOS = [(dims, mode, pad, ac) for dims in (2, 3) for mode in MODES for pad in PADDINGS for ac in (False, True)
-          if not (dims == 3 and mode == "bicubic")]
 # The CUDA gather keeps this many points per element in registers (gather_cache() in
 # csrc/kernels/grid_sample_backward.cuh: 8, bicubic 16, float64 4); more take its channel-group
 # path. The tests put exactly that many points, and one more, on one element.
 GATHER_CACHE = (4, 8, 16)
-
-
-def _cid(c):
-    dims, mode, pad, ac = c
-    return f"{dims + 2}d-{mode}-{pad}-ac{int(ac)}"
 
 
 def _rand(shape, seed, lo=-1.0, hi=1.0):
@@ -44,23 +35,6 @@ def _rand(shape, seed, lo=-1.0, hi=1.0):
 def _randn(shape, seed):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(shape, generator=g, dtype=torch.float64)
-
-
-def backward(go, x, grid, mode, pad, ac, mask=(True, True)):
-    return ops.grid_sample_backward(go, x, grid, MODES[mode], pad, int(ac), list(mask))
-
-
-def reference(x, grid, go, mode, pad, ac):
-    """(grad_input, grad_grid) of F.grid_sample by autograd, float64 on the CPU."""
-    x = x.detach().double().cpu().requires_grad_()
-    grid = grid.detach().double().cpu().requires_grad_()
-    out = F.grid_sample(x, grid, mode=mode, padding_mode=pad, align_corners=ac)
-    return torch.autograd.grad(out, (x, grid), go.detach().double().cpu())
-
-
-def close(actual, expected, atol, rtol, msg):
-    torch.testing.assert_close(actual.detach().cpu().double(), expected.detach().cpu().double(), atol=atol,
-                               rtol=rtol, equal_nan=True, msg=lambda m: f"{msg}\n{m}")
 
 
 def to_grid(u, sizes, ac):
@@ -97,8 +71,8 @@ def lattice_grid(n, out, sizes, ac, seed, reach=3.0, shift=0.0):
 
 
 def check(device, x, grid, go, mode, pad, ac, dtype=torch.float64, msg=""):
-    ref_gi, ref_gg = reference(x, grid, go, mode, pad, ac)
-    gi, gg = backward(go.to(device, dtype), x.to(device, dtype), grid.to(device, dtype), mode, pad, ac)
+    ref_gi, ref_gg = reference(x, grid, mode, pad, ac, go=go)[1:]
+    gi, gg = run_backward(go.to(device, dtype), x.to(device, dtype), grid.to(device, dtype), mode, pad, ac)
     assert gi.shape == x.shape and gg.shape == grid.shape
     if dtype == torch.float64:
         tol = dict(atol=1e-10, rtol=1e-10)
@@ -206,8 +180,8 @@ def test_constant_grid_with_nan_points(device, combo):
     safe[nan_pts] = 0.0
     go0 = go.clone()
     go0.masked_fill_(nan_pts.unsqueeze(1), 0.0)  # the rule: a NaN point contributes nothing
-    ref_gi, _ = reference(x, safe, go0, mode, pad, ac)
-    gi, gg = backward(go.to(device), x.to(device), grid.to(device), mode, pad, ac)
+    ref_gi, _ = reference(x, safe, mode, pad, ac, go=go0)[1:]
+    gi, gg = run_backward(go.to(device), x.to(device), grid.to(device), mode, pad, ac)
     close(gi, ref_gi, atol=1e-9, rtol=1e-9, msg=str(combo))
     assert torch.isnan(gg.cpu()[nan_pts]).all() and not torch.isnan(gg.cpu()[~nan_pts]).any()
 
@@ -238,12 +212,12 @@ def test_non_contiguous_tensors(device, combo):
     x = _randn((2, 3) + sizes, seed=15)
     grid = _rand((2,) + out + (dims,), seed=16, lo=-1.3, hi=1.3)
     go = _randn((2, 3) + out, seed=17)
-    ref_gi, ref_gg = reference(x, grid, go, mode, pad, ac)
+    ref_gi, ref_gg = reference(x, grid, mode, pad, ac, go=go)[1:]
     xv = x.to(device).contiguous(memory_format=cl)
     gv = torch.cat([grid, grid], -1).to(device)[..., :dims]  # strided coordinates
     gov = go.to(device).transpose(-1, -2).contiguous().transpose(-1, -2)
     assert not xv.is_contiguous() and not gv.is_contiguous() and not gov.is_contiguous()
-    gi, gg = backward(gov, xv, gv, mode, pad, ac)
+    gi, gg = run_backward(gov, xv, gv, mode, pad, ac)
     close(gi, ref_gi, atol=1e-10, rtol=1e-10, msg=str(combo))
     close(gg, ref_gg, atol=1e-9, rtol=1e-9, msg=str(combo))
 
@@ -258,9 +232,9 @@ def test_masks_give_the_same_bits(device, combo):
     x = _randn((3, 4) + sizes, seed=18).float().to(device)
     grid = _rand((3,) + out + (dims,), seed=19, lo=-1.5, hi=1.5).float().to(device)
     go = _randn((3, 4) + out, seed=20).float().to(device)
-    gi, gg = backward(go, x, grid, mode, pad, ac)
-    gi_only, empty = backward(go, x, grid, mode, pad, ac, (True, False))
-    empty2, gg_only = backward(go, x, grid, mode, pad, ac, (False, True))
+    gi, gg = run_backward(go, x, grid, mode, pad, ac)
+    gi_only, empty = run_backward(go, x, grid, mode, pad, ac, (True, False))
+    empty2, gg_only = run_backward(go, x, grid, mode, pad, ac, (False, True))
     assert torch.equal(gi, gi_only) and torch.equal(gg, gg_only)
     assert empty.shape == (0,) and empty2.shape == (0,)
 
@@ -311,8 +285,8 @@ def test_cuda_half_grad_input_accumulates_in_float(dtype, combo):
     x = _randn((2, 3) + sizes, seed=26).to(dtype)
     grid = _rand((2,) + out + (dims,), seed=27, lo=-1.1, hi=1.1).to(dtype)
     go = _rand((2, 3) + out, seed=28, lo=0.0, hi=1.0).to(dtype)  # one sign: sums grow, rounding shows
-    ref_gi, _ = reference(x, grid, go, mode, pad, ac)  # float64 of the same half values
-    gi, _ = backward(go.cuda(), x.cuda(), grid.cuda(), mode, pad, ac)
+    ref_gi, _ = reference(x, grid, mode, pad, ac, go=go)[1:]  # float64 of the same half values
+    gi, _ = run_backward(go.cuda(), x.cuda(), grid.cuda(), mode, pad, ac)
     eps = torch.finfo(dtype).eps
     err = (gi.double().cpu() - ref_gi).abs()
     # One rounding of the result plus the float coordinates' error (weights of up to a few ulps
@@ -336,12 +310,12 @@ def test_cuda_bitwise_run_to_run_with_collisions(combo, dtype):
     x = _randn((2, 9) + sizes, seed=30).to(dtype).cuda()
     grid = grid.to(dtype).cuda()
     go = _randn((2, 9) + out, seed=31).to(dtype).cuda()
-    first = backward(go, x, grid, mode, pad, False)
+    first = run_backward(go, x, grid, mode, pad, False)
     prev = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     try:
         for _ in range(5):
-            again = backward(go, x, grid, mode, pad, False)
+            again = run_backward(go, x, grid, mode, pad, False)
             assert torch.equal(again[0], first[0]) and torch.equal(again[1].nan_to_num(7.0),
                                                                   first[1].nan_to_num(7.0))
     finally:
@@ -364,7 +338,7 @@ def test_cuda_large_smooth_grid_matches_cpu(mode):
     grid = grid.float()
     go = _randn((n, c, 71, 79), seed=33).float()
     for pad in ("zeros", "border", "reflection"):
-        cpu = backward(go, x, grid, mode, pad, False)
-        gpu = backward(go.cuda(), x.cuda(), grid.cuda(), mode, pad, False)
+        cpu = run_backward(go, x, grid, mode, pad, False)
+        gpu = run_backward(go.cuda(), x.cuda(), grid.cuda(), mode, pad, False)
         for name, a, b in zip(("grad_input", "grad_grid"), gpu, cpu):
             close(a, b, atol=1e-4, rtol=1e-4, msg=f"{name} {mode} {pad}")

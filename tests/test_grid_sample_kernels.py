@@ -13,21 +13,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import twinops  # noqa: F401  (loads twinops._C: registers torch.ops.twinops)
+from grid_sample_helpers import COMBOS, MODES, PADDINGS, close, ops, reference, run_backward, run_op
+from grid_sample_helpers import combo_id as _cid
 
 cuda = pytest.mark.cuda
-ops = torch.ops.twinops
-
-# F.grid_sample's mode names -> the op's (ONNX GridSample-20) names.
-MODES = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
-PADDINGS = ("zeros", "border", "reflection")
-COMBOS = [(dims, mode, pad, ac) for dims in (2, 3) for mode in MODES for pad in PADDINGS for ac in (False, True)
-          if not (dims == 3 and mode == "bicubic")]
-
-
-def _cid(c):
-    dims, mode, pad, ac = c
-    return f"{dims + 2}d-{mode}-{pad}-ac{int(ac)}"
 
 
 def shapes(dims, n=2, c=3, small=False):
@@ -45,30 +34,6 @@ def make_grid(shape, dtype=torch.float64, reach=1.6, seed=0):
 def make_input(shape, dtype=torch.float64, seed=1):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-
-
-def run_op(x, grid, mode, pad, ac):
-    return ops.grid_sample(x, grid, MODES[mode], pad, int(ac))
-
-
-def run_backward(go, x, grid, mode, pad, ac, mask=(True, True)):
-    return ops.grid_sample_backward(go, x, grid, MODES[mode], pad, int(ac), list(mask))
-
-
-def reference(x, grid, mode, pad, ac, go=None):
-    """F.grid_sample in float64 on the CPU; with `go` also (grad_input, grad_grid) by autograd."""
-    x = x.detach().double().cpu().requires_grad_(go is not None)
-    grid = grid.detach().double().cpu().requires_grad_(go is not None)
-    out = F.grid_sample(x, grid, mode=mode, padding_mode=pad, align_corners=ac)
-    if go is None:
-        return out
-    gi, gg = torch.autograd.grad(out, (x, grid), go.detach().double().cpu())
-    return out.detach(), gi, gg
-
-
-def close(actual, expected, atol=1e-10, rtol=1e-10, msg=""):
-    torch.testing.assert_close(actual.detach().cpu().double(), expected.detach().cpu().double(), atol=atol,
-                               rtol=rtol, equal_nan=True, msg=lambda m: f"{msg}\n{m}")
 
 
 # ---------------------------------------------------------------------------------------

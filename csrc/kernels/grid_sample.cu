@@ -7,7 +7,8 @@
 // Backward, deterministic (no atomics on data). Every mode and padding but cubic + reflection
 // bins the points per input cell instead (grid_sample_backward.cuh: one sort item per point,
 // grad_grid fused into the binning pass); the pair path below serves the rest:
-// - grad_grid: one thread per output point sums over the channels in order.
+// - grad_grid: the cell path's point pass without keys (one thread per output point sums over
+//   the channels in order).
 // - grad_input: every (point, tap) pair gets the key of the input element its padded tap reads
 //   (a pair reading nothing, and every tap of a NaN point, gets the key "no element"); the
 //   pairs are sorted by key with CUB's stable radix sort, so each element's pairs form one run
@@ -311,69 +312,6 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
 }
 
 // ---------------------------------------------------------------------------------------
-// backward: grad_grid
-// ---------------------------------------------------------------------------------------
-
-template <Mode M, int DIMS, typename T>
-__global__ void __launch_bounds__(kThreads) grad_grid_kernel(const Params p, const T* __restrict__ gout,
-                                                             const T* __restrict__ input, const T* __restrict__ grid,
-                                                             T* __restrict__ ggrid, int64_t points) {
-  using Acc = typename OpMath<T>::type;
-  using PT = PointTaps<M, DIMS, Acc>;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= points) return;
-  const int64_t P = points_per_batch(p);
-  const int64_t n = i / P;
-  int64_t od, oh, ow;
-  split_point(p, i - n * P, &od, &oh, &ow);
-  Acc gx, gy, gz;
-  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
-  const int64_t* gs = p.grad_grid_stride;
-  T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
-  PT pt;
-  if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
-    for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(nan_of<Acc>());
-    return;
-  }
-  if constexpr (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
-    for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(Acc(0));
-    return;
-  } else {
-    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
-    Acc dx[PT::T], dy[PT::T], dz[PT::T];
-#pragma unroll
-    for (int t = 0; t < PT::T; ++t) {
-      dx[t] = pt.dweight_x(t);
-      dy[t] = pt.dweight_y(t);
-      dz[t] = pt.dweight_z(t);
-    }
-    const int64_t* os = p.output_stride;
-    const T* go = gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
-    const T* in = input + n * p.input_stride[0];
-    const int64_t sc = p.input_stride[1];
-    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
-#pragma unroll 2
-    for (int64_t c = 0; c < p.c; ++c) {
-      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
-#pragma unroll
-      for (int t = 0; t < PT::T; ++t) {
-        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
-        tx += v * dx[t];
-        ty += v * dy[t];
-        if (DIMS == 3) tz += v * dz[t];
-      }
-      const Acc g = load(go + c * os[1]);
-      sx += tx * g;
-      sy += ty * g;
-      if (DIMS == 3) sz += tz * g;
-    }
-    gg[0] = store_as<T>(sx * pt.x.mult);
-    gg[gs[4]] = store_as<T>(sy * pt.y.mult);
-    if (DIMS == 3) gg[2 * gs[4]] = store_as<T>(sz * pt.z.mult);
-  }
-}
-
-// ---------------------------------------------------------------------------------------
 // backward: grad_input by sorted (point, tap) pairs
 // ---------------------------------------------------------------------------------------
 
@@ -412,6 +350,16 @@ Chunking chunking(const Params& p) {
   return c;
 }
 
+// Hands out the byte offsets of consecutive workspace arrays, each start 256-byte aligned.
+struct WorkspaceOffsets {
+  size_t end = 0;  // bytes handed out so far, rounded up to the alignment
+  size_t take(size_t bytes) {
+    const size_t at = end;
+    end = (end + bytes + 255) & ~static_cast<size_t>(255);
+    return at;
+  }
+};
+
 // Byte offsets of the backward's workspace arrays.
 struct Layout {
   size_t keys_in, keys_out, vals_in, vals_out, weights, point_off, first, last, temp, temp_bytes, bytes;
@@ -428,24 +376,19 @@ size_t sort_temp_bytes(int64_t pairs, int end_bit) {
 Layout layout(const Params& p) {
   const Chunking c = chunking(p);
   Layout L{};
-  size_t off = 0;
-  auto take = [&](size_t bytes) {
-    const size_t at = off;
-    off = (off + bytes + 255) & ~static_cast<size_t>(255);
-    return at;
-  };
+  WorkspaceOffsets w;
   const auto pairs = static_cast<size_t>(c.max_pairs);
-  L.keys_in = take(sizeof(uint32_t) * pairs);
-  L.keys_out = take(sizeof(uint32_t) * pairs);
-  L.vals_in = take(sizeof(int32_t) * pairs);
-  L.vals_out = take(sizeof(int32_t) * pairs);
-  L.weights = take(sizeof(double) * pairs);  // opmath: double at most
-  L.point_off = take(sizeof(int64_t) * static_cast<size_t>(c.points));
-  L.first = take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
-  L.last = take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
+  L.keys_in = w.take(sizeof(uint32_t) * pairs);
+  L.keys_out = w.take(sizeof(uint32_t) * pairs);
+  L.vals_in = w.take(sizeof(int32_t) * pairs);
+  L.vals_out = w.take(sizeof(int32_t) * pairs);
+  L.weights = w.take(sizeof(double) * pairs);  // opmath: double at most
+  L.point_off = w.take(sizeof(int64_t) * static_cast<size_t>(c.points));
+  L.first = w.take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
+  L.last = w.take(sizeof(int32_t) * static_cast<size_t>(c.max_elems));
   L.temp_bytes = c.max_pairs > 0 ? sort_temp_bytes(c.max_pairs, 32) : 0;
-  L.temp = take(L.temp_bytes);
-  L.bytes = off;
+  L.temp = w.take(L.temp_bytes);
+  L.bytes = w.end;
   return L;
 }
 
@@ -649,7 +592,6 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* grid, T* outp
 template <typename T>
 cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input, const T* grid, T* grad_input,
                           T* grad_grid, void* workspace, cudaStream_t stream) {
-  const int64_t points = p.n * points_per_batch(p);
   cudaError_t status = cudaSuccess;
   const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
@@ -661,10 +603,10 @@ cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input,
                                        workspace, stream);
       return;
     }
-    if (grad_grid != nullptr && points > 0) {
-      grad_grid_kernel<M, D, T><<<blocks_for(points), kThreads, 0, stream>>>(p, grad_output, input, grid, grad_grid,
-                                                                            points);
-      status = cudaGetLastError();
+    // The pair path: grad_grid by the cell path's point pass without keys (no grad_input, so no
+    // workspace), then grad_input by the sorted (point, tap) pairs.
+    if (grad_grid != nullptr) {
+      status = backward_cells<M, D, T>(p, grad_output, input, grid, nullptr, grad_grid, nullptr, stream);
       if (status != cudaSuccess) return;
     }
     if (grad_input != nullptr && p.n > 0 && p.c > 0)

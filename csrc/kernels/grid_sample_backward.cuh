@@ -96,32 +96,23 @@ struct CellLayout {
 inline CellLayout cell_layout(const Params& p) {
   const CellChunking c = cell_chunking(p);
   CellLayout L{};
-  size_t off = 0;
-  auto take = [&](size_t bytes) {
-    const size_t at = off;
-    off = (off + bytes + 255) & ~static_cast<size_t>(255);
-    return at;
-  };
+  WorkspaceOffsets w;
   const auto pts = static_cast<size_t>(c.points);
-  L.keys_in = take(sizeof(uint32_t) * pts);
-  L.keys_out = take(sizeof(uint32_t) * pts);
-  L.vals_in = take(sizeof(int32_t) * pts);
-  L.vals_out = take(sizeof(int32_t) * pts);
-  L.start = take(sizeof(int32_t) * static_cast<size_t>(c.max_elems + 1));  // counts, scanned in place
+  L.keys_in = w.take(sizeof(uint32_t) * pts);
+  L.keys_out = w.take(sizeof(uint32_t) * pts);
+  L.vals_in = w.take(sizeof(int32_t) * pts);
+  L.vals_out = w.take(sizeof(int32_t) * pts);
+  L.start = w.take(sizeof(int32_t) * static_cast<size_t>(c.max_elems + 1));  // counts, scanned in place
   L.end_bit = bits_for(c.max_elems);  // keys 0 .. max_elems - 1 and `none` = the chunk's cell count
-  size_t sort_bytes = 0, scan_bytes = 0;
-  if (c.points > 0) {
-    cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const uint32_t*>(nullptr),
-                                    static_cast<uint32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
-                                    static_cast<int32_t*>(nullptr), static_cast<int>(c.points), 0, L.end_bit);
-  }
+  const size_t sort_bytes = c.points > 0 ? sort_temp_bytes(c.points, L.end_bit) : 0;
+  size_t scan_bytes = 0;
   // In place (d_in == d_out), as CUB's own in-place overload calls it; spelled out so that no
   // overload can take the stream for the item count.
   cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
                                 static_cast<int>(c.max_elems + 1));
   L.temp_bytes = std::max(sort_bytes, scan_bytes);
-  L.temp = take(L.temp_bytes);
-  L.bytes = off;
+  L.temp = w.take(L.temp_bytes);
+  L.bytes = w.end;
   return L;
 }
 

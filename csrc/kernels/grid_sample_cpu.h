@@ -46,36 +46,45 @@ inline int64_t tap_offset(const PointTaps<M, DIMS, Acc>& pt, int tap, const int6
 
 constexpr int64_t kGrain = 256;  // points per task
 
-template <Mode M, int DIMS, typename T, typename PF>
-void forward(const Params& p, const T* input, const T* grid, T* output, PF& parallel_for) {
-  using Acc = typename OpMath<T>::type;
-  using PT = PointTaps<M, DIMS, Acc>;
+// Runs fn(n, q, gx, gy, gz) for every output point (n, q) with its grid values, kGrain points
+// per task: the loop of the forward and of grad_grid, which write each point from one task.
+template <int DIMS, typename Acc, typename T, typename PF, typename Fn>
+void each_point(const Params& p, const T* grid, PF& parallel_for, const Fn& fn) {
   const int64_t P = points_per_batch(p);
   parallel_for(int64_t(0), p.n * P, kGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / P, q = i % P;
       Acc gx, gy, gz;
       read_grid<DIMS>(p, grid, n, q, &gx, &gy, &gz);
-      PT pt;
-      T* out = output + point_offset(p.output_stride, p, n, q);
-      if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
-        for (int64_t c = 0; c < p.c; ++c) out[c * p.output_stride[1]] = static_cast<T>(std::numeric_limits<Acc>::quiet_NaN());
-        continue;
-      }
-      int64_t off[PT::T];
-      Acc w[PT::T];
-      for (int t = 0; t < PT::T; ++t) {
-        off[t] = tap_offset(pt, t, p.input_stride);
-        w[t] = pt.weight(t);
-      }
-      const T* in = input + n * p.input_stride[0];
-      for (int64_t c = 0; c < p.c; ++c) {
-        const T* ic = in + c * p.input_stride[1];
-        Acc sum = Acc(0);
-        for (int t = 0; t < PT::T; ++t)
-          if (off[t] >= 0) sum += static_cast<Acc>(ic[off[t]]) * w[t];
-        out[c * p.output_stride[1]] = static_cast<T>(sum);
-      }
+      fn(n, q, gx, gy, gz);
+    }
+  });
+}
+
+template <Mode M, int DIMS, typename T, typename PF>
+void forward(const Params& p, const T* input, const T* grid, T* output, PF& parallel_for) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  each_point<DIMS, Acc>(p, grid, parallel_for, [&](int64_t n, int64_t q, Acc gx, Acc gy, Acc gz) {
+    PT pt;
+    T* out = output + point_offset(p.output_stride, p, n, q);
+    if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
+      for (int64_t c = 0; c < p.c; ++c) out[c * p.output_stride[1]] = static_cast<T>(std::numeric_limits<Acc>::quiet_NaN());
+      return;
+    }
+    int64_t off[PT::T];
+    Acc w[PT::T];
+    for (int t = 0; t < PT::T; ++t) {
+      off[t] = tap_offset(pt, t, p.input_stride);
+      w[t] = pt.weight(t);
+    }
+    const T* in = input + n * p.input_stride[0];
+    for (int64_t c = 0; c < p.c; ++c) {
+      const T* ic = in + c * p.input_stride[1];
+      Acc sum = Acc(0);
+      for (int t = 0; t < PT::T; ++t)
+        if (off[t] >= 0) sum += static_cast<Acc>(ic[off[t]]) * w[t];
+      out[c * p.output_stride[1]] = static_cast<T>(sum);
     }
   });
 }
@@ -84,56 +93,50 @@ template <Mode M, int DIMS, typename T, typename PF>
 void grad_grid(const Params& p, const T* gout, const T* input, const T* grid, T* ggrid, PF& parallel_for) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
-  const int64_t P = points_per_batch(p);
-  parallel_for(int64_t(0), p.n * P, kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t n = i / P, q = i % P;
-      Acc gx, gy, gz;
-      read_grid<DIMS>(p, grid, n, q, &gx, &gy, &gz);
-      // grad_grid's strides are (N, D_out, H_out, W_out, coord), without a C slot.
-      const int64_t ow = q % p.out[2], oh = (q / p.out[2]) % p.out[1], od = q / (p.out[2] * p.out[1]);
-      const int64_t* gs = p.grad_grid_stride;
-      T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
-      const int64_t sc = p.grad_grid_stride[4];
-      PT pt;
-      if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
-        for (int k = 0; k < DIMS; ++k) gg[k * sc] = static_cast<T>(std::numeric_limits<Acc>::quiet_NaN());
-        continue;
-      }
-      if (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
-        for (int k = 0; k < DIMS; ++k) gg[k * sc] = static_cast<T>(Acc(0));
-        continue;
-      }
-      int64_t off[PT::T];
-      Acc dx[PT::T], dy[PT::T], dz[PT::T];
-      for (int t = 0; t < PT::T; ++t) {
-        off[t] = tap_offset(pt, t, p.input_stride);
-        dx[t] = pt.dweight_x(t);
-        dy[t] = pt.dweight_y(t);
-        dz[t] = pt.dweight_z(t);
-      }
-      const T* in = input + n * p.input_stride[0];
-      const T* go = gout + point_offset(p.output_stride, p, n, q);
-      Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
-      for (int64_t c = 0; c < p.c; ++c) {
-        const T* ic = in + c * p.input_stride[1];
-        Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
-        for (int t = 0; t < PT::T; ++t) {
-          if (off[t] < 0) continue;
-          const Acc v = static_cast<Acc>(ic[off[t]]);
-          tx += v * dx[t];
-          ty += v * dy[t];
-          if (DIMS == 3) tz += v * dz[t];
-        }
-        const Acc g = static_cast<Acc>(go[c * p.output_stride[1]]);
-        sx += tx * g;
-        sy += ty * g;
-        if (DIMS == 3) sz += tz * g;
-      }
-      gg[0] = static_cast<T>(sx * pt.x.mult);
-      gg[sc] = static_cast<T>(sy * pt.y.mult);
-      if (DIMS == 3) gg[2 * sc] = static_cast<T>(sz * pt.z.mult);
+  each_point<DIMS, Acc>(p, grid, parallel_for, [&](int64_t n, int64_t q, Acc gx, Acc gy, Acc gz) {
+    // grad_grid's strides are (N, D_out, H_out, W_out, coord), without a C slot.
+    const int64_t ow = q % p.out[2], oh = (q / p.out[2]) % p.out[1], od = q / (p.out[2] * p.out[1]);
+    const int64_t* gs = p.grad_grid_stride;
+    T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
+    const int64_t sc = p.grad_grid_stride[4];
+    PT pt;
+    if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
+      for (int k = 0; k < DIMS; ++k) gg[k * sc] = static_cast<T>(std::numeric_limits<Acc>::quiet_NaN());
+      return;
     }
+    if (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
+      for (int k = 0; k < DIMS; ++k) gg[k * sc] = static_cast<T>(Acc(0));
+      return;
+    }
+    int64_t off[PT::T];
+    Acc dx[PT::T], dy[PT::T], dz[PT::T];
+    for (int t = 0; t < PT::T; ++t) {
+      off[t] = tap_offset(pt, t, p.input_stride);
+      dx[t] = pt.dweight_x(t);
+      dy[t] = pt.dweight_y(t);
+      dz[t] = pt.dweight_z(t);
+    }
+    const T* in = input + n * p.input_stride[0];
+    const T* go = gout + point_offset(p.output_stride, p, n, q);
+    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
+    for (int64_t c = 0; c < p.c; ++c) {
+      const T* ic = in + c * p.input_stride[1];
+      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
+      for (int t = 0; t < PT::T; ++t) {
+        if (off[t] < 0) continue;
+        const Acc v = static_cast<Acc>(ic[off[t]]);
+        tx += v * dx[t];
+        ty += v * dy[t];
+        if (DIMS == 3) tz += v * dz[t];
+      }
+      const Acc g = static_cast<Acc>(go[c * p.output_stride[1]]);
+      sx += tx * g;
+      sy += ty * g;
+      if (DIMS == 3) sz += tz * g;
+    }
+    gg[0] = static_cast<T>(sx * pt.x.mult);
+    gg[sc] = static_cast<T>(sy * pt.y.mult);
+    if (DIMS == 3) gg[2 * sc] = static_cast<T>(sz * pt.z.mult);
   });
 }
 

@@ -11,22 +11,13 @@
 
 #include "../kernels/grid_sample_attrs.h"
 #include "../kernels/grid_sample_cpu.h"
+#include "frontend_util.h"
 #include "grid_sample_common.h"
 
 namespace twinops {
 namespace torch_frontend {
 
 namespace {
-
-// Messages are built as one std::string: some torch builds (seen with 2.11) crash while
-// formatting integer arguments passed to TORCH_CHECK from an extension.
-[[noreturn]] void fail(const std::string& msg) { TORCH_CHECK(false, msg); }
-
-std::string shape_str(at::IntArrayRef s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
 
 const std::string kForward = "torch.ops.twinops.grid_sample";
 const std::string kBackward = "torch.ops.twinops.grid_sample_backward";

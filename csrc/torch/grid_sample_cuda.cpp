@@ -3,46 +3,18 @@
 #define TWIN_WITH_CUDA_RUNTIME 1
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <torch/library.h>
 
 #include <array>
 #include <string>
 #include <tuple>
 
+#include "cuda_util.h"
 #include "grid_sample_common.h"
 
 namespace twinops {
 namespace torch_frontend {
 namespace {
-
-// c10 storage types -> the CUDA types the kernels are instantiated for.
-template <typename T>
-struct GsCudaType {
-  using type = T;
-};
-template <>
-struct GsCudaType<c10::Half> {
-  using type = __half;
-};
-template <>
-struct GsCudaType<c10::BFloat16> {
-  using type = __nv_bfloat16;
-};
-
-template <typename S>
-const typename GsCudaType<S>::type* cuda_ptr(const at::Tensor& t) {
-  return reinterpret_cast<const typename GsCudaType<S>::type*>(t.const_data_ptr<S>());
-}
-template <typename S>
-typename GsCudaType<S>::type* cuda_mut_ptr(at::Tensor& t) {
-  return reinterpret_cast<typename GsCudaType<S>::type*>(t.mutable_data_ptr<S>());
-}
-
-void check_status(cudaError_t status, const char* who) {
-  if (status != cudaSuccess) TORCH_CHECK(false, std::string(who) + ": CUDA error: " + cudaGetErrorString(status));
-}
 
 at::Tensor grid_sample_cuda(const at::Tensor& input, const at::Tensor& grid TWIN_GRID_SAMPLE_TORCH_PARAMS) {
   const c10::cuda::CUDAGuard guard(input.device());
@@ -54,7 +26,7 @@ at::Tensor grid_sample_cuda(const at::Tensor& input, const at::Tensor& grid TWIN
     status = grid_sample::forward_cuda(r.params, cuda_ptr<scalar_t>(input), cuda_ptr<scalar_t>(grid),
                                        cuda_mut_ptr<scalar_t>(r.output), stream);
   });
-  check_status(status, "torch.ops.twinops.grid_sample");
+  check_cuda(status, "torch.ops.twinops.grid_sample");
   return r.output;
 }
 
@@ -81,7 +53,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sample_backward_cuda(const at::Tensor& g
                                         gg ? cuda_mut_ptr<scalar_t>(r.grad_grid) : nullptr,
                                         gi ? ws.data_ptr() : nullptr, stream);
                                   });
-  check_status(status, "torch.ops.twinops.grid_sample_backward");
+  check_cuda(status, "torch.ops.twinops.grid_sample_backward");
   return {r.grad_input, r.grad_grid};
 }
 

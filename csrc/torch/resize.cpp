@@ -7,22 +7,13 @@
 
 #include "../kernels/resize_attrs.h"
 #include "../kernels/resize_cpu.h"
+#include "frontend_util.h"
 #include "resize_common.h"
 
 namespace twinops {
 namespace torch_frontend {
 
 namespace {
-
-// Messages are built as one std::string: some torch builds (seen with 2.11) crash while
-// formatting integer arguments passed to TORCH_CHECK from an extension.
-[[noreturn]] void fail(const std::string& msg) { TORCH_CHECK(false, msg); }
-
-std::string shape_str(at::IntArrayRef s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
 
 // Messages start with the op the caller named (`who`, e.g. "torch.ops.twinops.resize").
 resize::Params make_params(const std::string& who, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,

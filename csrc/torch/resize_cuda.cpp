@@ -2,29 +2,14 @@
 #define TWIN_WITH_CUDA_RUNTIME 1
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <torch/library.h>
 
+#include "cuda_util.h"
 #include "resize_common.h"
 
 namespace twinops {
 namespace torch_frontend {
 namespace {
-
-// c10 storage types -> the CUDA types the kernels are instantiated for.
-template <typename T>
-struct CudaType {
-  using type = T;
-};
-template <>
-struct CudaType<c10::Half> {
-  using type = __half;
-};
-template <>
-struct CudaType<c10::BFloat16> {
-  using type = __nv_bfloat16;
-};
 
 template <bool Backward>
 at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& args) {
@@ -39,14 +24,12 @@ at::Tensor run(const at::Tensor& src, at::IntArrayRef size, const ResizeArgs& ar
   cudaError_t status = cudaSuccess;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, src.scalar_type(), "twinops_resize_cuda", [&] {
     using T = typename CudaType<scalar_t>::type;
-    const T* s = reinterpret_cast<const T*>(src.const_data_ptr<scalar_t>());
-    T* d = reinterpret_cast<T*>(r.result.mutable_data_ptr<scalar_t>());
+    const T* s = cuda_ptr<scalar_t>(src);
+    T* d = cuda_mut_ptr<scalar_t>(r.result);
     status = Backward ? resize::backward_cuda<T>(r.params, L, r.geometry, s, d, r.channels_last, ws.data_ptr(), stream)
                       : resize::forward_cuda<T>(r.params, L, r.geometry, s, d, r.channels_last, ws.data_ptr(), stream);
   });
-  if (status != cudaSuccess)
-    TORCH_CHECK(false, std::string(Backward ? "twinops.resize_backward" : "twinops.resize") +
-                           ": CUDA error: " + cudaGetErrorString(status));
+  check_cuda(status, Backward ? "twinops.resize_backward" : "twinops.resize");
   return r.result;
 }
 

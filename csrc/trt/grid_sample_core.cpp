@@ -1,13 +1,11 @@
 // The grid_sample plugins' OpCore and creators (see grid_sample_core.h).
 #include "grid_sample_core.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <memory>
 #include <string>
+
+#include "core_util.h"
 
 namespace twinops {
 namespace trt {
@@ -96,15 +94,6 @@ std::string check_ranks(const GridSampleSpec& s, int32_t nb_in, int32_t rank, in
   return "";
 }
 
-bool is_float_type(DataType t) {
-#if TWIN_TRT_HAS_BF16
-  if (t == DataType::kBF16) return true;
-#endif
-  return t == DataType::kFLOAT || t == DataType::kHALF;
-}
-
-constexpr const char* kFloatTypes = TWIN_TRT_HAS_BF16 ? "float32, float16 or bfloat16" : "float32 or float16";
-
 std::string output_dims(const GridSampleSpec& s, const DimsExprs* in, int32_t nb_in, DimsExprs* out) {
   if (nb_in != 2) return "expects 2 inputs (X, grid), got " + std::to_string(nb_in);
   const int32_t rank = in[0].nbDims;
@@ -180,12 +169,6 @@ std::string concrete_params(const GridSampleSpec& s, const PluginTensorDesc* in,
   return same ? "" : "Y's shape differs from (N, C, [D_out,] H_out, W_out) of X and grid";
 }
 
-template <typename T>
-cudaError_t launch(const grid_sample::Params& p, const void* x, const void* grid, void* y, cudaStream_t stream) {
-  return grid_sample::forward_cuda<T>(p, static_cast<const T*>(x), static_cast<const T*>(grid), static_cast<T*>(y),
-                                      stream);
-}
-
 int32_t run(const GridSampleSpec& s, const PluginTensorDesc* in, const PluginTensorDesc* out,
             const void* const* inputs, void* const* outputs, cudaStream_t stream) {
   const std::string w = who(s) + " enqueue: ";
@@ -210,17 +193,12 @@ int32_t run(const GridSampleSpec& s, const PluginTensorDesc* in, const PluginTen
     log_error(w + "null X, grid or Y pointer for a non-empty Y");
     return cudaErrorInvalidValue;
   }
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (t) {
-    case DataType::kFLOAT: e = launch<float>(p, inputs[0], inputs[1], outputs[0], stream); break;
-    case DataType::kHALF: e = launch<__half>(p, inputs[0], inputs[1], outputs[0], stream); break;
-#if TWIN_TRT_HAS_BF16
-    case DataType::kBF16: e = launch<__nv_bfloat16>(p, inputs[0], inputs[1], outputs[0], stream); break;
-#endif
-    default: break;
-  }
-  if (e != cudaSuccess) log_error(w + "CUDA error " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-  return static_cast<int32_t>(e);
+  return enqueue_status(w, with_float_type(t, [&](auto tag) {
+                          using T = typename decltype(tag)::type;
+                          return grid_sample::forward_cuda<T>(p, static_cast<const T*>(inputs[0]),
+                                                              static_cast<const T*>(inputs[1]),
+                                                              static_cast<T*>(outputs[0]), stream);
+                        }));
 }
 
 // The OpCore of a grid_sample plugin whose fields are `Fields` (kept to serialize them as read).

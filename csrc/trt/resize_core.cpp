@@ -1,16 +1,14 @@
 // The resize plugins' OpCore and creators (see resize_core.h).
 #include "resize_core.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <vector>
+
+#include "core_util.h"
 
 namespace twinops {
 namespace trt {
@@ -252,13 +250,6 @@ std::string output_dims(const ResizeSpec& s, const nvinfer1::DimsExprs* inputs, 
   return "";
 }
 
-bool is_float_type(DataType t) {
-#if TWIN_TRT_HAS_BF16
-  if (t == DataType::kBF16) return true;
-#endif
-  return t == DataType::kFLOAT || t == DataType::kHALF;
-}
-
 std::string output_type(DataType in0, DataType* out) {
   if (!is_float_type(in0))
     return "input 0 must be float32, float16" + std::string(TWIN_TRT_HAS_BF16 ? " or bfloat16" : "") +
@@ -344,12 +335,6 @@ size_t workspace_bound(const ResizeSpec& s, const nvinfer1::Dims& in_min, const 
   return bytes;
 }
 
-template <typename T>
-cudaError_t launch(const resize::Params& p, const resize::Workspace& L, const resize::Geometry& g, const void* x,
-                   void* y, void* ws, cudaStream_t stream) {
-  return resize::forward_cuda<T>(p, L, g, static_cast<const T*>(x), static_cast<T*>(y), false, ws, stream);
-}
-
 int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvinfer1::PluginTensorDesc& out,
             const void* x, void* y, void* workspace, cudaStream_t stream) {
   const std::string who = std::string(kind_name(s.kind)) + " enqueue: ";
@@ -389,17 +374,11 @@ int32_t run(const ResizeSpec& s, const nvinfer1::PluginTensorDesc& in, const nvi
   const int64_t is[4] = {g.c * ih * iw, ih * iw, iw, 1}, os[4] = {g.c * oh * ow, oh * ow, ow, 1};
   std::copy(is, is + 4, g.in_stride);
   std::copy(os, os + 4, g.out_stride);
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (in.type) {
-    case DataType::kFLOAT: e = launch<float>(p, L, g, x, y, workspace, stream); break;
-    case DataType::kHALF: e = launch<__half>(p, L, g, x, y, workspace, stream); break;
-#if TWIN_TRT_HAS_BF16
-    case DataType::kBF16: e = launch<__nv_bfloat16>(p, L, g, x, y, workspace, stream); break;
-#endif
-    default: break;
-  }
-  if (e != cudaSuccess) log_error(who + "CUDA error " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-  return static_cast<int32_t>(e);
+  return enqueue_status(who, with_float_type(in.type, [&](auto tag) {
+                          using T = typename decltype(tag)::type;
+                          return resize::forward_cuda<T>(p, L, g, static_cast<const T*>(x), static_cast<T*>(y), false,
+                                                         workspace, stream);
+                        }));
 }
 
 // The OpCore of a resize plugin whose fields are `Fields` (kept to serialize them as read).
