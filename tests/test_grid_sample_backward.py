@@ -1,16 +1,16 @@
 """grid_sample's deterministic backward: grad_input's point <-> input element relation.
 
-On CUDA every mode and padding except bicubic + reflection bins the output points per input cell
-(csrc/kernels/grid_sample_backward.cuh) and each input element gathers from the cells whose points
-can reach it; bicubic + reflection keeps the sorted (point, tap) pairs. A wrong cell <-> element
-relation drops or double-counts taps at the borders, far outside, on exact cell boundaries or where
-many points share one element, so these tests put points exactly there: lattice grids of integer and
-half-integer pixel coordinates, grids far outside [-1, 1], degenerate grids (every point in one
-cell: long lists, and exactly as many points as the gather keeps in registers, and one more), NaN
-points among them, tiny and odd sizes, several batches, non-contiguous tensors. The reference is
-F.grid_sample's autograd in float64 on the CPU; the CUDA kernels run in float64 too (tight
-tolerances) and in float32 / half types (tolerances of their precision). Tests taking `device` run
-on the CPU as well (the CPU loops, a check of the tests themselves) and on CUDA where there is a GPU.
+On CUDA, grad_input sorts every (point, tap) pair by the input element its padded tap reads and each
+element sums its run of pairs (csrc/kernels/grid_sample.cu); grad_grid sums each point's taps over
+the channels. A wrong relation drops or double-counts taps at the borders, far outside, on exact pixel
+boundaries or where many points share one element, so these tests put points exactly there: lattice
+grids of integer and half-integer pixel coordinates, grids far outside [-1, 1], degenerate grids
+(every point in one cell: long runs, and around as many taps per element as the gather keeps in
+registers), NaN points among them, tiny and odd sizes, several batches, non-contiguous tensors. The
+reference is F.grid_sample's autograd in float64 on the CPU; the CUDA kernels run in float64 too
+(tight tolerances) and in float32 / half types (tolerances of their precision). Tests taking `device`
+run on the CPU as well (the CPU loops, a check of the tests themselves) and on CUDA where there is a
+GPU.
 """
 import pytest
 import torch
@@ -21,9 +21,9 @@ from grid_sample_helpers import combo_id as _cid
 
 cuda = pytest.mark.cuda
 
-# The CUDA gather keeps this many points per element in registers (gather_cache() in
-# csrc/kernels/grid_sample_backward.cuh: 8, bicubic 16, float64 4); more take its channel-group
-# path. The tests put exactly that many points, and one more, on one element.
+# Points stacked on one location: around 4, 8 and 16 points per element, each count and one
+# more (the CUDA gather keeps up to kGatherCache = 8 pairs of an element in registers and streams
+# longer runs from memory; the other counts stay as generic coverage of short and long runs).
 GATHER_CACHE = (4, 8, 16)
 
 
@@ -165,9 +165,9 @@ def test_exactly_k_points_on_one_cell(device, combo, hits):
 
 @pytest.mark.parametrize("combo", COMBOS, ids=_cid)
 def test_constant_grid_with_nan_points(device, combo):
-    # Degenerate: all points in one cell (long lists for its 2^dims .. 16 elements), every
-    # fifth point NaN (listed nowhere, contributes nothing), channels not a multiple of the
-    # gather's channel group.
+    # Degenerate: all points in one cell (long runs for its 2^dims .. 16 elements), every
+    # fifth point NaN (no pair of it reaches an element, it contributes nothing), an odd
+    # channel count.
     dims, mode, pad, ac = combo
     sizes = (4, 5) if dims == 2 else (3, 4, 4)
     out = (20, 23) if dims == 2 else (6, 7, 8)
@@ -189,7 +189,7 @@ def test_constant_grid_with_nan_points(device, combo):
 @pytest.mark.parametrize("combo", [c for c in COMBOS if c[3] is False], ids=_cid)
 def test_many_channels_sliced(device, combo):
     # More channels than one thread takes on a small input (the CUDA gather splits them into
-    # slices along blockIdx.y), with short and long lists.
+    # slices along blockIdx.y), with short and long runs.
     dims, mode, pad, ac = combo
     sizes = (3, 4) if dims == 2 else (2, 3, 3)
     out = (9, 8) if dims == 2 else (3, 4, 5)
@@ -224,8 +224,8 @@ def test_non_contiguous_tensors(device, combo):
 
 @pytest.mark.parametrize("combo", [c for c in COMBOS if c[3] is False], ids=_cid)
 def test_masks_give_the_same_bits(device, combo):
-    # grad_grid alone, grad_input alone and both (on CUDA the cell path fuses grad_grid into its
-    # binning pass only when both are wanted) must agree bitwise.
+    # grad_grid alone, grad_input alone and both (separate kernels on CUDA, one loop on the CPU)
+    # must agree bitwise.
     dims, mode, pad, ac = combo
     sizes = (5, 6) if dims == 2 else (3, 4, 5)
     out = (7, 6) if dims == 2 else (3, 4, 5)
@@ -299,7 +299,7 @@ def test_cuda_half_grad_input_accumulates_in_float(dtype, combo):
 @pytest.mark.parametrize("combo", [c for c in COMBOS if c[3] is False], ids=_cid)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_cuda_bitwise_run_to_run_with_collisions(combo, dtype):
-    # Smooth, random and degenerate parts in one grid: long lists, short ones, empty cells.
+    # Smooth, random and degenerate parts in one grid: long runs, short ones, elements no tap reads.
     dims, mode, pad, ac = combo
     sizes = (13, 17) if dims == 2 else (5, 7, 6)
     out = (40, 33) if dims == 2 else (9, 10, 11)
@@ -326,19 +326,39 @@ def test_cuda_bitwise_run_to_run_with_collisions(combo, dtype):
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 def test_cuda_large_smooth_grid_matches_cpu(mode):
     # A benchmark-like smooth grid (affine + small flow) at a moderate size, several batches:
-    # the path the speed targets are measured on, against the CPU loops in float32 (not
-    # nearest: CPU and CUDA float coordinates may round a point to different pixels).
+    # the case the speed targets are measured on, against the CPU loops in float32 (not
+    # nearest: CPU and CUDA float coordinates may round a point to different pixels), and both
+    # against float64.
     n, c, h, w = 3, 5, 67, 83
+    ho, wo = 71, 79
     theta = torch.tensor([[0.9, 0.1, 0.05], [-0.08, 1.05, -0.02]], dtype=torch.float64).expand(n, 2, 3)
-    grid = F.affine_grid(theta, (n, c, 71, 79), align_corners=False)
-    yy, xx = torch.meshgrid(torch.linspace(0, 6.28, 71, dtype=torch.float64),
-                            torch.linspace(0, 6.28, 79, dtype=torch.float64), indexing="ij")
+    grid = F.affine_grid(theta, (n, c, ho, wo), align_corners=False)
+    yy, xx = torch.meshgrid(torch.linspace(0, 6.28, ho, dtype=torch.float64),
+                            torch.linspace(0, 6.28, wo, dtype=torch.float64), indexing="ij")
     grid = grid + 0.02 * torch.stack([torch.sin(yy), torch.cos(xx)], -1)
     x = _randn((n, c, h, w), seed=32).float()
     grid = grid.float()
-    go = _randn((n, c, 71, 79), seed=33).float()
+    go = _randn((n, c, ho, wo), seed=33).float()
+    # grad_grid = d out / d grid = (size / 2) * sum over channels of go * (sum over taps of
+    # input * d weight / d u), u the pixel coordinate. In float32, u = ((g + 1) * size - 1) / 2
+    # carries about one ulp of its size, eps * max(h, w), and the two implementations round it
+    # differently (nvcc contracts it into a fused multiply-add, the CPU does not); that moves
+    # the taps' derivative weights by about as much times their own derivative (bilinear's is
+    # 1, the cubic kernel's up to 4.5), amplified by size / 2 and summed over c channels of
+    # |input * go| = O(1) (randn; 8 and 16 cover the largest products and the taps' sum).
+    # Measured: CUDA vs CPU 1.3e-3 (bilinear) / 3.7e-3 (bicubic) on the H200, CPU vs float64
+    # 1.6e-3 / 4.9e-3 beyond rtol; real errors (a tap lost, moved or counted twice) are
+    # O(size / 2 * |input * go|), thousands of times more.
+    eps = torch.finfo(torch.float32).eps
+    gg_atol = (max(h, w) / 2) * c * (eps * max(h, w)) * (16 if mode == "bicubic" else 8)  # 0.016 / 0.033
     for pad in ("zeros", "border", "reflection"):
         cpu = run_backward(go, x, grid, mode, pad, False)
         gpu = run_backward(go.cuda(), x.cuda(), grid.cuda(), mode, pad, False)
-        for name, a, b in zip(("grad_input", "grad_grid"), gpu, cpu):
-            close(a, b, atol=1e-4, rtol=1e-4, msg=f"{name} {mode} {pad}")
+        ref_gi, ref_gg = reference(x, grid, mode, pad, False, go=go)[1:]
+        close(gpu[0], cpu[0], atol=1e-4, rtol=1e-4, msg=f"grad_input {mode} {pad}")
+        close(gpu[1], cpu[1], atol=gg_atol, rtol=1e-4, msg=f"grad_grid cuda vs cpu {mode} {pad}")
+        # Each float32 result against the float64 one of the same inputs, by the same bound
+        # (its own coordinate rounding against exact arithmetic).
+        for name, got in (("cuda", gpu), ("cpu", cpu)):
+            close(got[0], ref_gi, atol=1e-4, rtol=1e-4, msg=f"grad_input {name} vs float64 {mode} {pad}")
+            close(got[1], ref_gg, atol=gg_atol, rtol=1e-4, msg=f"grad_grid {name} vs float64 {mode} {pad}")

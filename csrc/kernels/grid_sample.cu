@@ -4,11 +4,10 @@
 // computed once, then every channel of the slice sums its taps, several channels' loads in
 // flight at once.
 //
-// Backward, deterministic (no atomics on data). Every mode and padding but cubic + reflection
-// bins the points per input cell instead (grid_sample_backward.cuh: one sort item per point,
-// grad_grid fused into the binning pass); the pair path below serves the rest:
-// - grad_grid: the cell path's point pass without keys (one thread per output point sums over
-//   the channels in order).
+// Backward, deterministic (bitwise the same run to run: no atomics on data), for every mode
+// and padding:
+// - grad_grid: one thread per output point recomputes its taps and sums over the channels in
+//   order (grad_grid_kernel).
 // - grad_input: every (point, tap) pair gets the key of the input element its padded tap reads
 //   (a pair reading nothing, and every tap of a NaN point, gets the key "no element"); the
 //   pairs are sorted by key with CUB's stable radix sort, so each element's pairs form one run
@@ -17,6 +16,9 @@
 //   the CPU loop's order (grid_sample_cpu.h). Keying pairs by the padded tap index makes the
 //   element <-> pair relation exact for every mode and padding (border's clamped taps,
 //   reflection's mirrored ones, cubic's per-tap padding) without a per-padding rule.
+//   Binning the points per input cell instead (one sort item per point, each element
+//   gathering from its neighbouring cells) was measured slower in 33 of 36 cases on the H200
+//   and removed (docs/perf/grid_sample-notes.md, "Deterministic backward: two designs").
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -569,19 +571,95 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
   return cudaSuccess;
 }
 
+
+// ---------------------------------------------------------------------------------------
+// backward: grad_grid, one thread per point
+// ---------------------------------------------------------------------------------------
+
+// grad_grid of one point whose taps are `pt` (not NaN): sum over channels in order.
+template <Mode M, int DIMS, typename T, typename Acc>
+__device__ __forceinline__ void grad_grid_point(const Params& p, const T* __restrict__ go,
+                                                const T* __restrict__ in, const PointTaps<M, DIMS, Acc>& pt,
+                                                T* __restrict__ gg) {
+  using PT = PointTaps<M, DIMS, Acc>;
+  const int64_t gs = p.grad_grid_stride[4];
+  if constexpr (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
+    for (int k = 0; k < DIMS; ++k) gg[k * gs] = store_as<T>(Acc(0));
+  } else {
+    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
+    const int64_t sc = p.input_stride[1], gsc = p.output_stride[1];
+    Acc dx[PT::T], dy[PT::T], dz[PT::T];
+#pragma unroll
+    for (int t = 0; t < PT::T; ++t) {
+      dx[t] = pt.dweight_x(t);
+      dy[t] = pt.dweight_y(t);
+      dz[t] = pt.dweight_z(t);
+    }
+    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
+    // Two channels' loads in flight (bilinear 8 taps + 2 grad_output values per step).
+#pragma unroll 2
+    for (int64_t c = 0; c < p.c; ++c) {
+      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) {
+        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
+        tx += v * dx[t];
+        ty += v * dy[t];
+        if (DIMS == 3) tz += v * dz[t];
+      }
+      const Acc g = load(go + c * gsc);
+      sx += tx * g;
+      sy += ty * g;
+      if (DIMS == 3) sz += tz * g;
+    }
+    gg[0] = store_as<T>(sx * pt.x.mult);
+    gg[gs] = store_as<T>(sy * pt.y.mult);
+    if (DIMS == 3) gg[2 * gs] = store_as<T>(sz * pt.z.mult);
+  }
+}
+
+// One thread per output point g < count (all batches): grad_grid of the point, NaN for a NaN
+// point.
+template <Mode M, int DIMS, typename T>
+__global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, sizeof(T) > 4))
+    grad_grid_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ input,
+                     const T* __restrict__ grid, T* __restrict__ ggrid, int64_t count) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g >= count) return;
+  const int64_t P = points_per_batch(p), n = g / P;
+  int64_t od, oh, ow;
+  split_point(p, g - n * P, &od, &oh, &ow);
+  Acc gx, gy, gz;
+  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  PT pt;
+  const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);
+  const int64_t* gs = p.grad_grid_stride;
+  T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
+  if (!ok) {
+    for (int k = 0; k < DIMS; ++k) gg[k * gs[4]] = store_as<T>(nan_of<Acc>());
+  } else {
+    const int64_t* os = p.output_stride;
+    grad_grid_point<M, DIMS, T, Acc>(p, gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4],
+                                     input + n * p.input_stride[0], pt, gg);
+  }
+}
+
+template <Mode M, int DIMS, typename T>
+cudaError_t grad_grid_points(const Params& p, const T* gout, const T* input, const T* grid, T* ggrid,
+                             cudaStream_t stream) {
+  const int64_t points = p.n * points_per_batch(p);
+  if (points == 0) return cudaSuccess;
+  grad_grid_kernel<M, DIMS, T><<<blocks_for(points), kThreads, 0, stream>>>(p, gout, input, grid, ggrid, points);
+  return cudaGetLastError();
+}
+
 }  // namespace
-}  // namespace grid_sample
-}  // namespace twinops
-
-// The cell path of grad_input (and the fused grad_grid pass), over the helpers above.
-#include "grid_sample_backward.cuh"
-
-namespace twinops {
-namespace grid_sample {
 
 size_t backward_workspace_bytes(const Params& p) {
   if (p.n == 0 || p.c == 0) return 0;
-  return uses_cell_path(p) ? cell_layout(p).bytes : layout(p).bytes;
+  return layout(p).bytes;
 }
 
 template <typename T>
@@ -596,17 +674,8 @@ cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input,
   const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
     constexpr int D = decltype(d)::value;
-    // Every mode and padding but cubic + reflection (and spatial sizes over 2^24): points binned
-    // per input cell, grad_grid fused into the binning pass (grid_sample_backward.cuh).
-    if (uses_cell_path(p)) {
-      status = backward_cells<M, D, T>(p, grad_output, input, grid, p.n > 0 ? grad_input : nullptr, grad_grid,
-                                       workspace, stream);
-      return;
-    }
-    // The pair path: grad_grid by the cell path's point pass without keys (no grad_input, so no
-    // workspace), then grad_input by the sorted (point, tap) pairs.
     if (grad_grid != nullptr) {
-      status = backward_cells<M, D, T>(p, grad_output, input, grid, nullptr, grad_grid, nullptr, stream);
+      status = grad_grid_points<M, D, T>(p, grad_output, input, grid, grad_grid, stream);
       if (status != cudaSuccess) return;
     }
     if (grad_input != nullptr && p.n > 0 && p.c > 0)

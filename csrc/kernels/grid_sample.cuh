@@ -325,9 +325,9 @@ TWIN_HD int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] *
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 // Device workspace (bytes) backward_cuda needs for `p`; the forward needs none, and neither
 // does a backward that computes grad_grid only (workspace may then be null). It asks CUB for
-// its sort's scratch size, on the current device. About 16 bytes per point plus 4 per input
-// element of one sort (grid_sample_backward.cuh, cell_layout()); cubic with reflection padding
-// about 24 bytes per (point, tap) pair plus 8 per input element (grid_sample.cu, layout()).
+// its sort's scratch size, on the current device: about 24 bytes per (point, tap) pair plus 8
+// per point and 8 per input element of one sort, plus CUB's scratch (grid_sample.cu, layout();
+// a sort takes whole batches up to 2^30 pairs, or part of one batch).
 size_t backward_workspace_bytes(const Params& p);
 
 // CUDA launchers (T = float, double, __half, __nv_bfloat16). They return the first failing

@@ -45,17 +45,11 @@ constexpr int64_t kGatherFillFactor = 1;
 // element) stream their pairs from memory per channel.
 constexpr int kGatherCache = 8;
 
-// The cell-path gather (grid_sample_backward.cuh) with more points on its element than it
-// caches walks its cells again per group of this many channels, their sums in registers
-// (trilinear at scale ~1 puts 8 or a few more points on an element: C = 32 walks 1 + 4 times).
-constexpr int kGatherGroup = 8;
-
-// Blocks per SM the cell path's kernels (grid_sample_backward.cuh) are sized for. Bilinear
-// and nearest fit two blocks of kThreads (gather 110..128 registers, binning pass 30..100;
-// ptxas -v, sm_90, CUDA 13.0), bicubic does not: capped at 128 its binning pass (grad_grid of
-// 16 taps fused in, 162..170 unbounded) and its gather (16 cached points, 154) spill, so it
-// keeps one block, as does float64 (opmath double). Not yet measured on the H200.
-constexpr int backward_min_blocks(int mode, bool double_opmath) {
+// Blocks per SM the grad_grid kernel (grid_sample.cu, grad_grid_kernel) is sized for: two
+// blocks of kThreads for bilinear and nearest (30..118 registers); bicubic (16 taps'
+// derivative weights in registers: 162..198) and float64 (opmath double) keep one, so that
+// nothing spills (ptxas -v, sm_90, CUDA 13.0). Not yet measured on the H200.
+constexpr int grad_grid_min_blocks(int mode, bool double_opmath) {
   return mode == 2 || double_opmath ? 1 : 2;  // 2: Mode kCubic
 }
 
