@@ -367,6 +367,27 @@ def test_multi_output_lifecycle(copies_host, interface):
         assert len(outs) == 3 and all(torch.equal(o, xc) for o in outs)
 
 
+@needs_host
+def test_each_host_logs_its_own_librarys_errors(host, copies_host, simple_node):
+    """Two plugin libraries open in one process: a plugin's refusal is logged with the message of
+    the library that made it, never with the other library's (TensorRT 8.6 libraries have no logger
+    finder and report through their own twinops_trt_last_error; reading the last library opened
+    instead gave test-order-dependent messages)."""
+    node = simple_node[0]
+    creator = host.select(node, interface="v2")
+    bad_mode = _replace(ph.node_fields(node, creator), "mode", data=b"bogus\0", length=6)
+    copies_node = ph.attributes_node("TwinopsTestCopies", {"copies": 0}, ["x"])
+    copies_creator = copies_host.select(copies_node, interface="v2")
+    for _ in range(2):  # each library's last error set in turn; the other one is read after it
+        host.take_log()
+        assert host.create(creator, bad_mode) is None, "mode=bogus: accepted"
+        log = host.take_log()
+        assert "TwinopsResize: mode must be one of" in log and "TwinopsTestCopies" not in log, log
+        assert copies_host.create(copies_creator, ph.node_fields(copies_node, copies_creator)) is None
+        log = copies_host.take_log()
+        assert "TwinopsTestCopies: field 'copies' must be in [1, 8], got 0" in log and "TwinopsResize" not in log, log
+
+
 # Serialized forms written by the library before the plugin classes became generic over an op
 # core (main at 85d3e08; V2 blobs, whose fields are also the V3 getFieldsToSerialize set): engines
 # built then must still load. Non-default values in every field.

@@ -214,11 +214,11 @@ int th_build(void* pp, th_tensor const* in, int nin, th_tensor const* shape_in, 
             c->destroy();
             if (!same) throw std::runtime_error("the clone reports another plugin type");
         }
-        for (auto const& e : sym.builder.errors()) fail("expression builder: " + e);
+        for (auto const& e : sym.builder.errors()) fail(p->host, "expression builder: " + e);
         p->built = true;
         return 0;
     } catch (std::exception const& e) {
-        fail(std::string("build phase: ") + e.what());
+        fail(p->host, std::string("build phase: ") + e.what());
         return 1;
     }
 }
@@ -234,7 +234,7 @@ int th_enqueue(void* pp, void const* const* inputs, void* const* outputs, void* 
             auto* rt = capability<IPluginV3OneRuntime>(p->p3, PluginCapabilityType::kRUNTIME, "PLUGIN_V3ONE_RUNTIME");
             return rt->enqueue(p->in.data(), p->out.data(), inputs, outputs, workspace, s);
         } catch (std::exception const& e) {
-            fail(std::string("enqueue: ") + e.what());
+            fail(p->host, std::string("enqueue: ") + e.what());
             return -1;
         }
     }

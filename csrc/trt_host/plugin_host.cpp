@@ -47,13 +47,13 @@ ResourceContext g_resource_context;
 #endif
 }  // namespace
 
-void* g_last_error_lib = nullptr;  // TensorRT 8.6 libraries: no logger finder, read their last error
-
-void log_plugin_last_error() {
+void log_plugin_last_error(Host const* h) {
 #if NV_TENSORRT_MAJOR < 10
-    if (!g_last_error_lib) return;
-    if (auto last = reinterpret_cast<char const* (*)()>(dlsym(g_last_error_lib, "twinops_trt_last_error")))
+    if (!h || !h->handle) return;
+    if (auto last = reinterpret_cast<char const* (*)()>(dlsym(h->handle, "twinops_trt_last_error")))
         if (char const* msg = last()) log_line(std::string("[plugin last error, possibly an older one] ") + msg);
+#else
+    (void)h;
 #endif
 }
 
@@ -192,7 +192,7 @@ void* th_open(char const* path) {
     void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     if (!handle) {
         char const* e = dlerror();
-        fail(std::string("dlopen(") + path + ") failed: " + (e ? e : "unknown error"));
+        fail(nullptr, std::string("dlopen(") + path + ") failed: " + (e ? e : "unknown error"));
         return nullptr;
     }
     // The host and the library must agree on the interfaces' layout: same TensorRT major version.
@@ -200,7 +200,7 @@ void* th_open(char const* path) {
         auto major = [](long v) { return v >= 100000 ? v / 10000 : v / 1000; };  // 10.x: M*10000, 8.x: M*1000
         long lib = version(), host = static_cast<long>(NV_TENSORRT_VERSION);
         if (major(lib) != major(host)) {
-            fail(std::string(path) + " was compiled against TensorRT " + std::to_string(lib) +
+            fail(nullptr, std::string(path) + " was compiled against TensorRT " + std::to_string(lib) +
                  " headers, the host against " + std::to_string(host) +
                  " (set TWINOPS_TRT_HEADERS to the include dir the library was built with)");
             dlclose(handle);
@@ -209,25 +209,24 @@ void* th_open(char const* path) {
     }
     auto* h = new Host;
     h->handle = handle;
-    g_last_error_lib = handle;
     using V2CreatorsFn = IPluginCreator* const* (*)(int32_t&);
 #if NV_TENSORRT_MAJOR >= 10
     using CreatorsFn = IPluginCreatorInterface* const* (*)(int32_t&);
     if (auto set_finder = reinterpret_cast<void (*)(ILoggerFinder*)>(dlsym(handle, "setLoggerFinder")))
         set_finder(&g_finder);
     else
-        fail("the library exports no setLoggerFinder (its messages cannot reach TensorRT's logger)");
+        fail(h, "the library exports no setLoggerFinder (its messages cannot reach TensorRT's logger)");
     if (auto get = reinterpret_cast<CreatorsFn>(dlsym(handle, "getCreators"))) {
         int32_t n = 0;
         IPluginCreatorInterface* const* list = get(n);
         for (int32_t i = 0; list && i < n; ++i) {
             IPluginCreatorInterface* c = list[i];
-            if (!c) { fail("getCreators returned a null creator at " + std::to_string(i)); continue; }
+            if (!c) { fail(h, "getCreators returned a null creator at " + std::to_string(i)); continue; }
             char const* kind = c->getInterfaceInfo().kind;
             Creator cr;
             if (kind && !std::strcmp(kind, "PLUGIN CREATOR_V3ONE")) cr.v3 = static_cast<IPluginCreatorV3One*>(c);
             else if (kind && !std::strcmp(kind, "PLUGIN CREATOR_V1")) cr.v2 = static_cast<IPluginCreator*>(c);
-            else { fail(std::string("getCreators: unknown creator kind ") + (kind ? kind : "(null)")); continue; }
+            else { fail(h, std::string("getCreators: unknown creator kind ") + (kind ? kind : "(null)")); continue; }
             add_creator(h, cr, 1);
         }
     }
@@ -236,13 +235,13 @@ void* th_open(char const* path) {
         int32_t n = 0;
         IPluginCreator* const* list = get(n);
         for (int32_t i = 0; list && i < n; ++i) {
-            if (!list[i]) { fail("getPluginCreators returned a null creator at " + std::to_string(i)); continue; }
+            if (!list[i]) { fail(h, "getPluginCreators returned a null creator at " + std::to_string(i)); continue; }
             Creator cr;
             cr.v2 = list[i];
             add_creator(h, cr, 2);
         }
     }
-    if (h->creators.empty()) fail(std::string("no creators found in ") + path + " (getCreators / getPluginCreators)");
+    if (h->creators.empty()) fail(h, std::string("no creators found in ") + path + " (getCreators / getPluginCreators)");
     return h;
 }
 
@@ -291,7 +290,7 @@ void* th_create(void* hp, int idx, char const* name, th_field const* f, int n, i
     if (c.v2) {
         IPluginV2* raw = c.v2->createPlugin(name, &fc);
         if (raw && (raw->getTensorRTVersion() >> 24) != static_cast<int>(PluginVersion::kV2_DYNAMICEXT)) {
-            fail("createPlugin returned an IPluginV2 that is not an IPluginV2DynamicExt");
+            fail(h, "createPlugin returned an IPluginV2 that is not an IPluginV2DynamicExt");
             raw->destroy();
             raw = nullptr;
         }
@@ -308,7 +307,7 @@ void* th_create(void* hp, int idx, char const* name, th_field const* f, int n, i
     bool ok = p->p2;
 #endif
     if (!ok) {
-        log_plugin_last_error();
+        log_plugin_last_error(h);
         delete p;
         return nullptr;
     }
@@ -321,12 +320,12 @@ void* th_deserialize(void* hp, int idx, char const* name, void const* data, size
     if (!valid(h, idx) || !h->creators[idx].v2) return nullptr;
     IPluginV2* raw = h->creators[idx].v2->deserializePlugin(name, data, length);
     if (!raw) {
-        log_plugin_last_error();
+        log_plugin_last_error(h);
         return nullptr;
     }
     Plugin* p = new_plugin(h, idx, name);
     if ((raw->getTensorRTVersion() >> 24) != static_cast<int>(PluginVersion::kV2_DYNAMICEXT)) {
-        fail("deserializePlugin returned an IPluginV2 that is not an IPluginV2DynamicExt");
+        fail(h, "deserializePlugin returned an IPluginV2 that is not an IPluginV2DynamicExt");
         raw->destroy();
         delete p;
         return nullptr;
@@ -364,7 +363,7 @@ int th_serialize(void* pp) {
         p->ser_lengths = {static_cast<int32_t>(n)};
         return 1;
     } catch (std::exception const& e) {
-        fail(std::string("serialize: ") + e.what());
+        fail(p->host, std::string("serialize: ") + e.what());
         return -1;
     }
 }
@@ -386,7 +385,7 @@ int th_ser_field(void* pp, int j, th_field* out) {
 void* th_runtime(void* pp) {
     auto* p = static_cast<Plugin*>(pp);
     if (!p || !p->built) {
-        fail("th_runtime: build the plugin first");
+        fail(p ? p->host : nullptr, "th_runtime: build the plugin first");
         return nullptr;
     }
     Plugin* loaded = nullptr;
@@ -447,7 +446,7 @@ void* th_runtime(void* pp) {
         return rt;
     } catch (std::exception const& e) {
         delete loaded;
-        fail(std::string("runtime phase: ") + e.what());
+        fail(p->host, std::string("runtime phase: ") + e.what());
         return nullptr;
     }
 }

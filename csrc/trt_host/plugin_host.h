@@ -13,10 +13,14 @@ namespace twinops_host {
 
 constexpr int kMaxDims = 8;
 
+struct Host;
 void log_line(std::string const& s);
-void log_plugin_last_error();
-inline void fail(std::string const& what) {
-    log_plugin_last_error();
+// TensorRT 8.6 libraries have no logger finder: log the last error of the library `h` loaded
+// (nullptr: none). Per host, never process-wide: several libraries can be open at once, and
+// another library's message must not stand in for this one's.
+void log_plugin_last_error(Host const* h);
+inline void fail(Host const* h, std::string const& what) {
+    log_plugin_last_error(h);
     log_line("[host] " + what);
 }
 
