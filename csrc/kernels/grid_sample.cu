@@ -93,37 +93,13 @@ __device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__
   *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
 }
 
-// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded), kept
-// per axis: tap t reads at(t) when ok(t).
-template <Mode M, int DIMS, typename Acc>
-struct Offsets {
-  using PT = PointTaps<M, DIMS, Acc>;
-  int64_t ox[PT::K], oy[PT::K], oz[PT::KZ];
-  bool okx[PT::K], oky[PT::K], okz[PT::KZ];
-  __device__ __forceinline__ Offsets(const PT& pt, const int64_t* s) {
-#pragma unroll
-    for (int k = 0; k < PT::K; ++k) {
-      okx[k] = pt.x.idx[k] >= 0;
-      oky[k] = pt.y.idx[k] >= 0;
-      ox[k] = okx[k] ? pt.x.idx[k] * s[4] : 0;
-      oy[k] = oky[k] ? pt.y.idx[k] * s[3] : 0;
-    }
-#pragma unroll
-    for (int k = 0; k < PT::KZ; ++k) {
-      okz[k] = pt.z.idx[k] >= 0;
-      oz[k] = okz[k] ? pt.z.idx[k] * s[2] : 0;
-    }
-  }
-  __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
-  __device__ __forceinline__ int64_t at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
-};
-
 // ---------------------------------------------------------------------------------------
 // forward
 // ---------------------------------------------------------------------------------------
 
-// Offsets of a point's taps in index type I (int64_t always safe; int32_t when the input's
-// per-batch span fits), per axis like Offsets. The forward's variants use it.
+// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded) in index
+// type I (int64_t always safe; int32_t when the input's per-batch span fits), kept per axis:
+// tap t reads at(t) when ok(t).
 template <Mode M, int DIMS, typename Acc, typename I>
 struct OffsetsI {
   using PT = PointTaps<M, DIMS, Acc>;
@@ -146,9 +122,11 @@ struct OffsetsI {
   __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
   __device__ __forceinline__ I at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
 };
+template <Mode M, int DIMS, typename Acc>
+using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
 
 // The address of a tap: with 32-bit offsets the offsets are summed first (one 32-bit add and
-// one widening address computation per load); with 64-bit ones as before the experiment.
+// one widening address computation per load); 64-bit ones are added to the pointer in turn.
 template <typename T, typename I>
 __device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
   if constexpr (sizeof(I) == 4) {
