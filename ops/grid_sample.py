@@ -10,7 +10,6 @@ the checks that relate two arguments, the fake kernels, the autograd registratio
 from __future__ import annotations
 
 import functools
-import re
 from typing import Optional
 
 import numpy as np
@@ -20,7 +19,7 @@ from torch import Tensor
 
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
 from ._ext import size_hints
-from .opdef import attrs_class, check_arg, check_tensor
+from .opdef import attrs_class, check_arg, check_tensor, renamed
 from .grid_sample_def import GRID, GRID_SAMPLE, GRID_SAMPLE_NODE, INPUT, MODES, ONNX_MODES, PADDING_MODES
 
 __all__ = ["grid_sample", "GridSample", "GridSampleAttrs", "GRID_SAMPLE_MODES", "GRID_SAMPLE_PADDING_MODES"]
@@ -89,16 +88,6 @@ def _coords(dims: int) -> str:
     return "x, y" if dims == 2 else "x, y, z"
 
 
-# The op's messages start with the op's name; callers of the Python API see their function's.
-_OP_MESSAGE = re.compile(r"torch\.ops\.twinops\.\w+: ")
-
-
-def _renamed(e: RuntimeError, who: str) -> RuntimeError:
-    msg = str(e)
-    m = _OP_MESSAGE.match(msg)
-    return RuntimeError(f"{who}: {msg[m.end():]}") if m else e
-
-
 def _attrs(mode: str, padding_mode: str, align_corners) -> GridSampleAttrs:
     return GridSampleAttrs(mode=_TO_NODE[mode], padding_mode=padding_mode, align_corners=int(bool(align_corners)))
 
@@ -137,7 +126,7 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners, who: str) -> Te
     try:
         return torch.ops.twinops.grid_sample(input, grid, *_attrs(mode, padding_mode, align_corners).op_args())
     except RuntimeError as e:
-        raise _renamed(e, who) from None
+        raise renamed(e, who) from None
 
 
 class GridSample(torch.nn.Module):
@@ -214,7 +203,9 @@ torch.library.register_autograd("twinops::grid_sample", _backward, setup_context
 # needed (gradient penalties), so it borrows ATen's instead of a third kernel. It is therefore
 # neither deterministic on CUDA (ATen's CUDA backward refuses to run under
 # torch.use_deterministic_algorithms(True)) nor bound to the NaN-grid rule.
-_ATEN_MODE = {"linear": 0, "bilinear": 0, "nearest": 1, "cubic": 2, "bicubic": 2}
+# The node's names (and GridSample-16's, MODES' spellings) -> ATen's integer codes: the
+# declaration lists both in the enums' order.
+_ATEN_MODE = {m: i for names in (ONNX_MODES, MODES) for i, m in enumerate(names)}
 _ATEN_PADDING = {p: i for i, p in enumerate(PADDING_MODES)}
 
 

@@ -22,21 +22,16 @@ from typing import Dict, Optional
 import torch
 
 from . import onnx_nodes as N
+from .grid_sample_def import GRID_SAMPLE_NODE, ONNX_MODES, PADDING_MODES
 from .onnx_replace import AtenReplacement, aten_translation, register_replacement
 
 __all__ = ["ATEN_MODES", "ATEN_PADDINGS", "node_values"]
 
-# ATen's GridSamplerInterpolation / GridSamplerPadding enums -> the node's names
-ATEN_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
-ATEN_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+# ATen's GridSamplerInterpolation / GridSamplerPadding enums -> the node's names (the
+# declaration lists them in the enums' order)
+ATEN_MODES = dict(enumerate(ONNX_MODES))
+ATEN_PADDINGS = dict(enumerate(PADDING_MODES))
 _ATEN_OPS = ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d")
-
-
-def _node():
-    from . import grid_sample_def  # noqa: F401  (registers the declaration)
-    from .opdef import get
-
-    return get("grid_sample").node
 
 
 def node_values(interpolation_mode: int, padding_mode: int, align_corners, rank: Optional[int]) -> Dict[str, object]:
@@ -63,10 +58,9 @@ def _ts_grid_sampler(g, input, grid, interpolation_mode, padding_mode, align_cor
     (input, grid), typed (N, C, *grid's spatial dims)."""
     from torch.onnx import symbolic_helper as sh
 
-    node = _node()
     values = node_values(sh._maybe_get_const(interpolation_mode, "i"), sh._maybe_get_const(padding_mode, "i"),
                          sh._maybe_get_const(align_corners, "b"), sh._get_tensor_rank(input))
-    y = N.ts_node(g, node, [input, grid], values)
+    y = N.ts_node(g, GRID_SAMPLE_NODE, [input, grid], values)
     in_sizes = sh._get_tensor_sizes(input)
     grid_sizes = sh._get_tensor_sizes(grid)
     if in_sizes is not None and grid_sizes is not None:
@@ -76,11 +70,10 @@ def _ts_grid_sampler(g, input, grid, interpolation_mode, padding_mode, align_cor
 
 def _translate_grid_sampler(a: dict):
     """dynamo translation body of the grid_sampler overloads (``a``: their arguments by name)."""
-    node = _node()
     input, grid = a["input"], a["grid"]
     rank = len(input.shape) if input.shape is not None else None
     values = node_values(a["interpolation_mode"], a["padding_mode"], a["align_corners"], rank)
-    return N.onnxscript_op(node)(input, grid, **N.node_attributes(node, values))
+    return N.onnxscript_op(GRID_SAMPLE_NODE)(input, grid, **N.node_attributes(GRID_SAMPLE_NODE, values))
 
 
 def _translations() -> dict:

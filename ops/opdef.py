@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import re
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -393,6 +394,18 @@ def check_tensor(t: TensorArg, value, who: str) -> None:
                          f"{tuple(value.shape)}")
     if t.dtypes and not t.shape_only and value.dtype not in t.dtypes:
         raise TypeError(f"{who}: {t.name} must be {dtype_names(t.dtypes)}, got {value.dtype}")
+
+
+# The C++ ops' messages start with the op's name ("torch.ops.twinops.resize: ..."); the Python
+# API re-raises them under the function the caller named.
+_OP_MESSAGE = re.compile(r"torch\.ops\.twinops\.\w+: ")
+
+
+def renamed(e: RuntimeError, who: str) -> RuntimeError:
+    """``e`` with its leading ``torch.ops.twinops.<op>:`` replaced by ``who``, or ``e`` when it has none."""
+    msg = str(e)
+    m = _OP_MESSAGE.match(msg)
+    return RuntimeError(f"{who}: {msg[m.end():]}") if m else e
 
 
 def check_arg(a: Attr, value, who: str) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 import struct
 from typing import Optional, Sequence
 
@@ -26,7 +25,7 @@ from torch import Tensor
 from . import _ext  # noqa: F401  (registers torch.ops.twinops)
 from ._ext import size_hints
 from . import resize_onnx
-from .opdef import attrs_class, check_arg, check_tensor, schema
+from .opdef import attrs_class, check_arg, check_tensor, renamed, schema
 from .resize_def import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_NODE, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
                          INTERPOLATE_MODES, LENGTH_MAX, NEAREST_MODES, ONNX_MODES, RESIZE, RESIZE_NODE)
 
@@ -90,22 +89,11 @@ def _resize_backward_fake(grad_output, input_size, *attrs):
 # small resize per call.
 
 
-# The ops' messages start with the op's name; callers of the Python API see their function's.
-_OP_MESSAGE = re.compile(r"torch\.ops\.twinops\.\w+: ")
-
-
-def _renamed(e: RuntimeError, who: str) -> RuntimeError:
-    """``e`` with its leading op name replaced by ``who``, or ``e`` when it has none."""
-    msg = str(e)
-    m = _OP_MESSAGE.match(msg)
-    return RuntimeError(f"{who}: {msg[m.end():]}") if m else e
-
-
 def _resize_op(input: Tensor, output_size: Sequence, attrs: ResizeAttrs, who: str) -> Tensor:
     try:
         return torch.ops.twinops.resize(input, list(output_size), *attrs.op_args())
     except RuntimeError as e:
-        raise _renamed(e, who) from None
+        raise renamed(e, who) from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -506,7 +494,7 @@ def _dynamic_resize_fake(input, size_tensor, align_corners):
         torch.ops.twinops._resize_check("resize", size_hints(input.shape), input.dtype, size_hints(size_tensor.shape[-2:]),
                                         *_dynamic_attrs(align_corners).op_args())
     except RuntimeError as e:
-        raise _renamed(e, _DYNAMIC_OP) from None
+        raise renamed(e, _DYNAMIC_OP) from None
     shape = (input.shape[0], input.shape[1], size_tensor.shape[-2], size_tensor.shape[-1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
 
@@ -554,7 +542,7 @@ def _dynamic_resize(input, size_tensor, align_corners, who):
     try:
         return torch.ops.twinops.dynamic_resize(input, size_tensor, int(align_corners))
     except RuntimeError as e:
-        raise _renamed(e, who) from None
+        raise renamed(e, who) from None
 
 
 # ---------------------------------------------------------------------------------------
