@@ -367,6 +367,7 @@ def test_multi_output_lifecycle(copies_host, interface):
         assert len(outs) == 3 and all(torch.equal(o, xc) for o in outs)
 
 
+@needs_lib
 @needs_host
 def test_each_host_logs_its_own_librarys_errors(host, copies_host, simple_node):
     """Two plugin libraries open in one process: a plugin's refusal is logged with the message of

@@ -312,6 +312,38 @@ inline int taps_of(const Params& p) {
 
 TWIN_HD int64_t elements_per_batch(const Params& p) { return p.in[0] * p.in[1] * p.in[2]; }
 
+int bits_for(int64_t v) {  // bits holding 0 .. v
+  int b = 1;
+  while (b < 32 && (int64_t(1) << b) <= v) ++b;
+  return b;
+}
+
+// Bits of a key's element field: the elements 0 .. E - 1 of one batch and E for "no element".
+int element_bits(int64_t E) { return bits_for(E); }
+
+// A pair's sort key: (batch within the sort << bits) | element within the batch, or `none`
+// (batch 0, element E). The sort orders by the element field alone: the pairs come out of
+// pairs_kernel in batch order and the sort is stable, so each (batch, element)'s pairs stay one
+// run, in (point, tap) order, and the radix passes cover the bits of one batch's elements
+// rather than of all the sort's (15 bits instead of 18 at 8 x 128 x 128: two passes, not three).
+struct Keys {
+  int bits;       // element field
+  uint32_t none;  // the key of a pair that reads nothing
+  uint32_t E;     // elements per batch
+  TWIN_HD uint32_t key(uint32_t batch, uint32_t e) const { return (batch << bits) | e; }
+  // The element's index among the sort's elements (batch-major), for first / last.
+  TWIN_HD uint32_t dense(uint32_t k) const { return (k >> bits) * E + (k & ((1u << bits) - 1u)); }
+};
+
+Keys keys_for(const Params& p) {
+  const int64_t E = elements_per_batch(p);
+  Keys k;
+  k.bits = element_bits(E);
+  k.E = static_cast<uint32_t>(E);
+  k.none = static_cast<uint32_t>(E);
+  return k;
+}
+
 Chunking chunking(const Params& p) {
   const int64_t P = points_per_batch(p), E = elements_per_batch(p), taps = taps_of(p);
   Chunking c;
@@ -319,6 +351,7 @@ Chunking chunking(const Params& p) {
     int64_t b = p.n;
     if (P > 0) b = std::min(b, kMaxPairsPerSort / (P * taps));
     b = std::min(b, kMaxElementsPerSort / E);
+    b = std::min(b, int64_t(1) << (32 - element_bits(E)));  // the key's batch field (Keys)
     c.batches = std::max<int64_t>(b, 1);
     c.points = c.batches * P;
   } else {
@@ -372,12 +405,31 @@ Layout layout(const Params& p) {
   return L;
 }
 
+// Stores a[0 .. N) at p in 16-byte pieces where N values fill whole pieces (p is then
+// 16-byte aligned: a thread's pairs start at a multiple of N in 256-byte aligned arrays), so
+// that a warp writes whole lines rather than one value of every N-th slot per instruction.
+template <int N, typename V>
+__device__ __forceinline__ void store_run(V* __restrict__ p, const V (&a)[N]) {
+  constexpr int kPer = 16 / sizeof(V);
+  if constexpr (N % kPer == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += kPer) {
+      uint4 u;
+      memcpy(&u, a + i, sizeof(u));
+      *reinterpret_cast<uint4*>(p + i) = u;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) p[i] = a[i];
+  }
+}
+
 // Every (point, tap) pair of points [g0, g0 + count) (global point index n * P + q): its key
-// (input element relative to batch n0, or `none`), its index, its weight, and per point the
-// offset of its grad_output (channel 0).
+// (Keys: batch n - n0 and the input element, or `none`), its index, its weight, and per point
+// the offset of its grad_output (channel 0).
 template <Mode M, int DIMS, typename T>
 __global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T* __restrict__ grid, int64_t g0,
-                                                         int64_t count, int64_t n0, uint32_t none,
+                                                         int64_t count, int64_t n0, const Keys K,
                                                          uint32_t* __restrict__ keys, int32_t* __restrict__ vals,
                                                          typename OpMath<T>::type* __restrict__ weights,
                                                          int64_t* __restrict__ point_off) {
@@ -385,7 +437,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T
   using PT = PointTaps<M, DIMS, Acc>;
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= count) return;
-  const int64_t P = points_per_batch(p), E = elements_per_batch(p);
+  const int64_t P = points_per_batch(p);
   const int64_t g = g0 + j, n = g / P;
   int64_t od, oh, ow;
   split_point(p, g - n * P, &od, &oh, &ow);
@@ -395,48 +447,55 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T
   read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
   PT pt;
   const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);  // a NaN point reads, and gets, nothing
-  const int64_t base = (n - n0) * E;
+  const auto batch = static_cast<uint32_t>(n - n0);
+  uint32_t key[PT::T];
+  int32_t val[PT::T];
+  Acc weight[PT::T];
 #pragma unroll
   for (int t = 0; t < PT::T; ++t) {
-    const int64_t at = j * PT::T + t;
     const bool v = ok && pt.valid(t);
     const int64_t e = (int64_t(pt.z.idx[PT::kz(t)]) * p.in[1] + pt.y.idx[PT::ky(t)]) * p.in[2] + pt.x.idx[PT::kx(t)];
-    keys[at] = v ? static_cast<uint32_t>(base + e) : none;
-    vals[at] = static_cast<int32_t>(at);
-    weights[at] = v ? pt.weight(t) : Acc(0);
+    key[t] = v ? K.key(batch, static_cast<uint32_t>(e)) : K.none;
+    val[t] = static_cast<int32_t>(j * PT::T + t);
+    weight[t] = v ? pt.weight(t) : Acc(0);
   }
+  store_run(keys + j * PT::T, key);
+  store_run(vals + j * PT::T, val);
+  store_run(weights + j * PT::T, weight);
 }
 
-// The run [first, last) of every key present in the sorted keys (other elements keep the
-// zeroed, empty run).
+// The run [first, last) of every element present in the sorted keys (other elements keep
+// the zeroed, empty run), indexed by Keys::dense.
 __global__ void __launch_bounds__(kThreads) runs_kernel(const uint32_t* __restrict__ keys, int64_t pairs,
-                                                        uint32_t none, int32_t* __restrict__ first,
+                                                        const Keys K, int32_t* __restrict__ first,
                                                         int32_t* __restrict__ last) {
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= pairs) return;
   const uint32_t k = keys[j];
-  if (k == none) return;
-  if (j == 0 || keys[j - 1] != k) first[k] = static_cast<int32_t>(j);
-  if (j == pairs - 1 || keys[j + 1] != k) last[k] = static_cast<int32_t>(j + 1);
+  if (k == K.none) return;
+  if (j == 0 || keys[j - 1] != k) first[K.dense(k)] = static_cast<int32_t>(j);
+  if (j == pairs - 1 || keys[j + 1] != k) last[K.dense(k)] = static_cast<int32_t>(j + 1);
 }
 
 // One thread per input element of batches [n0, n0 + elems / E): grad_input = (the previous
 // value if `accumulate`, else 0) + sum over the element's run of grad_output * weight, per
-// channel of the slice.
+// channel of the slice. elems < 2^31 (kMaxElementsPerSort), so the element's coordinates
+// come from 32-bit divisions.
 template <int TAPS, typename T>
 __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const T* __restrict__ gout,
                                                           T* __restrict__ ginput, const int32_t* __restrict__ vals,
                                                           const typename OpMath<T>::type* __restrict__ weights,
                                                           const int64_t* __restrict__ point_off,
                                                           const int32_t* __restrict__ first,
-                                                          const int32_t* __restrict__ last, int64_t n0, int64_t elems,
+                                                          const int32_t* __restrict__ last, int64_t n0, uint32_t elems,
                                                           bool accumulate, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;
-  const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= elems) return;
-  const int64_t E = elements_per_batch(p);
-  const int64_t nb = k / E, e = k - nb * E;
-  const int64_t x = e % p.in[2], y = (e / p.in[2]) % p.in[1], z = e / (p.in[2] * p.in[1]);
+  const auto W = static_cast<uint32_t>(p.in[2]), H = static_cast<uint32_t>(p.in[1]);
+  const uint32_t r = k / W, x = k - r * W, r2 = r / H, y = r - r2 * H;
+  const auto D = static_cast<uint32_t>(p.in[0]);
+  const uint32_t nb = r2 / D, z = r2 - nb * D;
   const int64_t* is = p.grad_input_stride;
   T* gi = ginput + (n0 + nb) * is[0] + z * is[2] + y * is[3] + x * is[4];
   const int64_t c0 = static_cast<int64_t>(blockIdx.y) * c_slice;
@@ -444,25 +503,24 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
   const int64_t gsc = p.output_stride[1];
   const int32_t b = first[k], cnt = last[k] - b;
   if (cnt <= kGatherCache) {
-    int64_t o[kGatherCache];
+    const T* q[kGatherCache];
     Acc w[kGatherCache];
 #pragma unroll
     for (int j = 0; j < kGatherCache; ++j) {
       if (j < cnt) {
         const int32_t v = vals[b + j];
-        o[j] = point_off[v / TAPS];
+        q[j] = gout + point_off[v / TAPS];
         w[j] = weights[v];
       } else {
-        o[j] = 0;
+        q[j] = gout;
         w[j] = Acc(0);
       }
     }
-#pragma unroll 2
     for (int64_t c = c0; c < c1; ++c) {
       Acc s = accumulate ? load(gi + c * is[1]) : Acc(0);
 #pragma unroll
       for (int j = 0; j < kGatherCache; ++j)
-        if (j < cnt) s += load(gout + c * gsc + o[j]) * w[j];
+        if (j < cnt) s += load(q[j] + c * gsc) * w[j];
       gi[c * is[1]] = store_as<T>(s);
     }
     return;
@@ -477,12 +535,6 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
   }
 }
 
-int bits_for(int64_t v) {  // bits holding 0 .. v
-  int b = 1;
-  while (b < 32 && (int64_t(1) << b) <= v) ++b;
-  return b;
-}
-
 unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
 template <Mode M, int DIMS, typename T>
@@ -494,6 +546,7 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
   if (E > kMaxElementsPerSort) return cudaErrorInvalidValue;  // one batch's input plane over 2^31 - 2 elements
   const Chunking ch = chunking(p);
   const Layout L = layout(p);
+  const Keys K = keys_for(p);
   char* ws = static_cast<char*>(workspace);
   auto* keys_in = reinterpret_cast<uint32_t*>(ws + L.keys_in);
   auto* keys_out = reinterpret_cast<uint32_t*>(ws + L.keys_out);
@@ -503,33 +556,32 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
   auto* point_off = reinterpret_cast<int64_t*>(ws + L.point_off);
   auto* first = reinterpret_cast<int32_t*>(ws + L.first);
   auto* last = reinterpret_cast<int32_t*>(ws + L.last);
-  const int64_t slice = channel_slice(ch.max_elems, p.c, 4, kGatherFillFactor);
+  const int64_t slice = channel_slice(ch.max_elems, p.c, 1, kGatherFillFactor);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
 
   // One sort: points [g0, g0 + count) of batches [n0, n0 + nb).
   auto one_sort = [&](int64_t n0, int64_t nb, int64_t g0, int64_t count, bool accumulate) -> cudaError_t {
     const int64_t elems = nb * E, pairs = count * TAPS;
-    const auto none = static_cast<uint32_t>(elems);
     cudaError_t e;
     if ((e = cudaMemsetAsync(first, 0, sizeof(int32_t) * elems, stream)) != cudaSuccess) return e;
     if ((e = cudaMemsetAsync(last, 0, sizeof(int32_t) * elems, stream)) != cudaSuccess) return e;
     if (pairs > 0) {
-      pairs_kernel<M, DIMS, T><<<blocks_for(count), kThreads, 0, stream>>>(p, grid, g0, count, n0, none, keys_in,
+      pairs_kernel<M, DIMS, T><<<blocks_for(count), kThreads, 0, stream>>>(p, grid, g0, count, n0, K, keys_in,
                                                                          vals_in, weights, point_off);
       if ((e = cudaGetLastError()) != cudaSuccess) return e;
-      int end_bit = bits_for(elems);
+      int end_bit = K.bits;
       if (sort_temp_bytes(pairs, end_bit) > L.temp_bytes) end_bit = 32;  // the layout reserved 32 bits' worth
       size_t temp_bytes = L.temp_bytes;
       if ((e = cub::DeviceRadixSort::SortPairs(ws + L.temp, temp_bytes, keys_in, keys_out, vals_in, vals_out,
                                                static_cast<int>(pairs), 0, end_bit, stream)) != cudaSuccess)
         return e;
-      runs_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(keys_out, pairs, none, first, last);
+      runs_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(keys_out, pairs, K, first, last);
       if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     const dim3 grid_dim(blocks_for(elems), static_cast<unsigned>(slices));
     gather_kernel<TAPS, T><<<grid_dim, kThreads, 0, stream>>>(p, gout, ginput, vals_out, weights, point_off, first,
-                                                              last, n0, elems, accumulate, slice);
+                                                           last, n0, static_cast<uint32_t>(elems), accumulate, slice);
     return cudaGetLastError();
   };
 
