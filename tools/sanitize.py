@@ -11,32 +11,16 @@ barriers (racecheck and synccheck are slow). Without OP, every tools/sanitize_*.
 Prints 'sanitize: N cases' at the end.
 """
 import argparse
-import glob
-import importlib.util
-import os
 import sys
 
 import torch
 
 import twinops
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def op_names() -> list:
-    """The ops with a tools/sanitize_<op>.py, sorted."""
-    return sorted(os.path.basename(p)[len("sanitize_"):-3] for p in glob.glob(os.path.join(HERE, "sanitize_*.py")))
-
-
-def load(op: str):
-    spec = importlib.util.spec_from_file_location(f"sanitize_{op}", os.path.join(HERE, f"sanitize_{op}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from op_cases import load, op_names
 
 
 def main() -> None:
-    known = op_names()
+    known = op_names("sanitize")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("ops", nargs="*", metavar="OP", help=f"ops to run (default: all of {', '.join(known)})")
     parser.add_argument("--quick", action="store_true", help="only the cases that exercise shared memory and barriers")
@@ -48,8 +32,8 @@ def main() -> None:
         sys.exit("sanitize: needs a CUDA device and twinops built with its CUDA kernels")
     g = torch.Generator("cuda").manual_seed(0)
     counts = {}
-    for op in args.ops or known:
-        counts[op] = load(op).cases(g, args.quick)
+    for op, module in load("sanitize", args.ops or known).items():
+        counts[op] = module.cases(g, args.quick)
         torch.cuda.synchronize()
     print(f"sanitize: {sum(counts.values())} cases ({', '.join(f'{op} {n}' for op, n in counts.items())})")
 
