@@ -23,21 +23,21 @@ def _run(x: torch.Tensor, grid: torch.Tensor, g: torch.Generator, **kw) -> None:
 
 
 def _grid(shape, g: torch.Generator, dtype, spread: float = 1.3) -> torch.Tensor:
-    grid = (torch.rand(shape, device="cuda", generator=g) * 2 - 1) * spread
+    grid = (torch.rand(shape, device=g.device, generator=g) * 2 - 1) * spread
     grid.view(-1)[1] = float("nan")  # one NaN coordinate: its point reads, and gets, nothing
     return grid.to(dtype)
 
 
 def cases(g: torch.Generator, quick: bool) -> int:
-    """Runs grid_sample's cases on CUDA; returns how many."""
+    """Runs grid_sample's cases on g's device (CUDA under the sanitizer; the CPU in tests); returns how many."""
     if quick:
-        x = torch.randn(2, 3, 17, 23, device="cuda", generator=g)
+        x = torch.randn(2, 3, 17, 23, device=g.device, generator=g)
         for mode in ("bilinear", "bicubic"):
             _run(x, _grid((2, 9, 31, 2), g, x.dtype), g, mode=mode, align_corners=False)
         return 2
     n = 0
     for dtype in (torch.float32, torch.float16):
-        base = torch.randn(2, 3, 17, 23, device="cuda", dtype=dtype, generator=g)
+        base = torch.randn(2, 3, 17, 23, device=g.device, dtype=dtype, generator=g)
         for x in (base, base.contiguous(memory_format=torch.channels_last), base[:, :, ::2, 1:]):
             grid = _grid((2, 9, 31, 2), g, dtype)
             for mode in MODES_2D:
@@ -45,26 +45,26 @@ def cases(g: torch.Generator, quick: bool) -> int:
                     for align in (False, True):
                         _run(x, grid, g, mode=mode, padding_mode=padding, align_corners=align)
                         n += 1
-    x5 = torch.randn(2, 3, 5, 7, 9, device="cuda", generator=g)
+    x5 = torch.randn(2, 3, 5, 7, 9, device=g.device, generator=g)
     for mode in ("bilinear", "nearest"):
         for padding in PADDINGS:
             _run(x5, _grid((2, 4, 6, 8, 3), g, x5.dtype), g, mode=mode, padding_mode=padding, align_corners=False)
             n += 1
     for dtype in (torch.bfloat16, torch.float64):
-        x = torch.randn(1, 2, 11, 13, device="cuda", generator=g).to(dtype)
+        x = torch.randn(1, 2, 11, 13, device=g.device, generator=g).to(dtype)
         for mode in MODES_2D:
             _run(x, _grid((1, 7, 9, 2), g, dtype), g, mode=mode, align_corners=False)
             n += 1
     # Crowded: 4096 points within one input cell, and clamped far outside with border padding.
-    x = torch.randn(1, 2, 8, 8, device="cuda", generator=g)
+    x = torch.randn(1, 2, 8, 8, device=g.device, generator=g)
     crowded = _grid((1, 64, 64, 2), g, torch.float32, spread=0.05)
     for mode in MODES_2D:
         _run(x, crowded, g, mode=mode, align_corners=False)
         _run(x, crowded * 40, g, mode=mode, padding_mode="border", align_corners=True)
         n += 2
     # Many channels over few elements: the gather splits the channels over blockIdx.y.
-    _run(torch.randn(1, 512, 4, 4, device="cuda", generator=g), _grid((1, 5, 5, 2), g, torch.float32), g)
+    _run(torch.randn(1, 512, 4, 4, device=g.device, generator=g), _grid((1, 5, 5, 2), g, torch.float32), g)
     # Several batches per sort (the key's batch field), and an empty output.
-    _run(torch.randn(5, 2, 9, 10, device="cuda", generator=g), _grid((5, 6, 7, 2), g, torch.float32), g)
-    _run(torch.randn(2, 3, 9, 10, device="cuda", generator=g), torch.zeros(2, 0, 7, 2, device="cuda"), g)
+    _run(torch.randn(5, 2, 9, 10, device=g.device, generator=g), _grid((5, 6, 7, 2), g, torch.float32), g)
+    _run(torch.randn(2, 3, 9, 10, device=g.device, generator=g), torch.zeros(2, 0, 7, 2, device=g.device), g)
     return n + 3

@@ -36,7 +36,7 @@ PIPELINE = [(torch.float32, (2, 300, 6, 9), slice(None), dict(mode="bicubic", sc
             (torch.float16, (1, 2, 64, 256), slice(None), dict(mode="bicubic", scale_factor=2.0))]
 
 
-def pipeline_cases(device: str, g: torch.Generator) -> int:
+def pipeline_cases(device, g: torch.Generator) -> int:
     for dtype, shape, cols, kw in PIPELINE:
         x = torch.randn(*shape, device=device, dtype=dtype, generator=g)[..., cols].requires_grad_()
         y = twinops.interpolate(x, **kw)
@@ -45,12 +45,12 @@ def pipeline_cases(device: str, g: torch.Generator) -> int:
 
 
 def cases(g: torch.Generator, quick: bool) -> int:
-    """Runs resize's cases on CUDA; returns how many."""
+    """Runs resize's cases on g's device (CUDA under the sanitizer; the CPU in tests); returns how many."""
     if quick:
-        return pipeline_cases("cuda", g)
+        return pipeline_cases(g.device, g)
     n = 0
     for dtype in (torch.float32, torch.float16):
-        base = torch.randn(2, 3, 41, 70, device="cuda", dtype=dtype, generator=g)
+        base = torch.randn(2, 3, 41, 70, device=g.device, dtype=dtype, generator=g)
         for layout, x in (("nchw", base), ("nhwc", base.contiguous(memory_format=torch.channels_last)),
                           ("strided", base[:, :, ::2, 1:])):
             for kw in CASES:
@@ -63,7 +63,7 @@ def cases(g: torch.Generator, quick: bool) -> int:
         for shape, cols in (((1, 2, 37, 301), slice(None)), ((1, 2, 37, 304), slice(3, None)),
                             ((1, 2, 37, 304), slice(None, 301)), ((2, 300, 8, 16), slice(None)),
                             ((1, 3, 38, 200), slice(None))):
-            base = torch.randn(*shape, device="cuda", dtype=dtype, generator=g)[..., cols]
+            base = torch.randn(*shape, device=g.device, dtype=dtype, generator=g)[..., cols]
             for kw in (dict(mode="bicubic", scale_factor=2.0), dict(mode="bilinear", scale_factor=0.5),
                        dict(mode="bicubic", scale_factor=0.5), dict(mode="bicubic", antialias=True, scale_factor=0.5),
                        dict(mode="bicubic", antialias=True, scale_factor=0.13), dict(mode="nearest", size=(5, 611)),
@@ -73,19 +73,19 @@ def cases(g: torch.Generator, quick: bool) -> int:
                 y = twinops.interpolate(xi, **kw)
                 y.backward(torch.randn_like(y))
                 n += 1
-    x = torch.randn(1, 2, 9, 12, device="cuda", generator=g)
+    x = torch.randn(1, 2, 9, 12, device=g.device, generator=g)
     y = twinops.resize(x, roi=[0, 0, -0.3, 0.2, 1, 1, 1.4, 0.7], sizes=[1, 2, 17, 6], mode="cubic",
                        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.0)
     # A flipped crop: decreasing tables.
-    flipped = twinops.resize(torch.randn(1, 2, 40, 300, device="cuda", generator=g), roi=[0, 0, 0.9, 0.95, 1, 1, 0.1, 0.05],
+    flipped = twinops.resize(torch.randn(1, 2, 40, 300, device=g.device, generator=g), roi=[0, 0, 0.9, 0.95, 1, 1, 0.1, 0.05],
                              sizes=[1, 2, 70, 500], mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
     # ONNX's nearest downscale: the one-tap kernel reading the table kernel's entries.
-    xo = torch.randn(2, 3, 64, 96, device="cuda", generator=g).requires_grad_()
+    xo = torch.randn(2, 3, 64, 96, device=g.device, generator=g).requires_grad_()
     onnx_nearest = twinops.resize(xo, scales=[1, 1, 0.5, 0.3], mode="nearest")
     onnx_nearest.backward(torch.randn_like(onnx_nearest))
     # A large image with few planes: the larger upscaling tiles (large_upscaling_tiles), partial
     # at the right and bottom edges; the backward's downscaling tiles.
-    xl = torch.randn(1, 2, 541, 963, device="cuda", generator=g).requires_grad_()
+    xl = torch.randn(1, 2, 541, 963, device=g.device, generator=g).requires_grad_()
     large = twinops.interpolate(xl, mode="bicubic", scale_factor=2.0)
     large.backward(torch.randn_like(large))
     del y, flipped

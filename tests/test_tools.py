@@ -1,0 +1,66 @@
+"""The GPU-only tools keep working where CI can run them: each op family's compute-sanitizer
+cases (tools/sanitize_<op>.py) run on the CPU, and its plugin-host cases
+(tools/plugin_host_sanitize_<op>.py) reach every creator the family declares. The family of
+an op is the twinops module that defines its API (interpolate, resize and dynamic_resize:
+``resize``)."""
+import os
+import sys
+
+import pytest
+import torch
+
+from twinops import opdef
+from twinops import plugin_host as ph
+
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+sys.path.insert(0, TOOLS)
+from op_cases import load, op_names  # noqa: E402
+from plugin_host_sanitize import DTYPES  # noqa: E402
+
+OPS = list(opdef.registered().values())
+
+
+def _family(op) -> str:
+    return opdef.resolve(op.api).__module__.rsplit(".", 1)[-1]
+
+
+FAMILIES = sorted({_family(op) for op in OPS})
+
+
+def test_every_op_family_has_sanitizer_cases():
+    assert FAMILIES, "no registered ops"
+    assert op_names("sanitize") == FAMILIES, "tools/sanitize_<op>.py per op family"
+    with_plugins = sorted({_family(op) for op in OPS if op.plugins})
+    assert op_names("plugin_host_sanitize") == with_plugins, "tools/plugin_host_sanitize_<op>.py per family with plugins"
+
+
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_sanitize_cases_run_on_the_cpu(family, quick):
+    (module,) = load("sanitize", [family]).values()
+    assert module.cases(torch.Generator().manual_seed(0), quick) > 0
+
+
+@pytest.mark.parametrize("family", sorted({_family(op) for op in OPS if op.plugins}))
+def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
+    """The enqueue calls are recorded instead of run (no GPU here): every creator the family's
+    ops declare must be driven, in every dtype the driver passes."""
+    reached = set()
+
+    def run_plugin(node, inputs, shape_inputs=None, **kw):
+        reached.add(node[0] if isinstance(node, tuple) else node.op_type)
+        return [torch.empty(0)]
+
+    def run_resize(x, attrs, sizes=None, *, plugin="TwinopsResize", **kw):
+        reached.add(attrs.op_type if hasattr(attrs, "op_type") else plugin)
+        return torch.empty(0)
+
+    monkeypatch.setattr(ph, "run_plugin", run_plugin)
+    monkeypatch.setattr(ph, "run_resize", run_resize)
+    (module,) = load("plugin_host_sanitize", [family]).values()
+    checked = []
+    for dtype in DTYPES:
+        module.cases(torch.Generator().manual_seed(0), dtype, lambda what, got, want: checked.append(what))
+    declared = {c.name for op in OPS if _family(op) == family for c in op.plugins}
+    assert declared <= reached, f"creators without plugin-host sanitizer cases: {sorted(declared - reached)}"
+    assert checked
