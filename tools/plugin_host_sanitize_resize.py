@@ -25,22 +25,14 @@ INTERPOLATE = [  # twinops.interpolate cases, also through the legacy V2 plugin 
 ]
 
 
-class _Call(torch.nn.Module):
-    def __init__(self, fn, kw):
-        super().__init__()
-        self.fn, self.kw = fn, kw
-
-    def forward(self, x):
-        return self.fn(x, **self.kw)
-
-
-def node_of(shape, fn, kw):
-    """The TwinopsResize node of ``fn(x, **kw)`` exported at ``shape``, and its output sizes."""
+def node_of(shape, module: torch.nn.Module):
+    """The TwinopsResize node of ``module`` (twinops.Resize / Interpolate) exported at ``shape``,
+    and its output sizes."""
     from onnx import numpy_helper
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = twinops.export_onnx(_Call(fn, kw), (torch.zeros(shape),), dynamo=False)
+        model = twinops.export_onnx(module, (torch.zeros(shape),), dynamo=False)
     consts = {n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in model.graph.node if n.op_type == "Constant"}
     consts.update({i.name: numpy_helper.to_array(i) for i in model.graph.initializer})
     (node,) = [n for n in model.graph.node if n.op_type == "TwinopsResize"]
@@ -51,10 +43,10 @@ def cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
     """Runs resize's plugins in ``dtype`` on g's device; ``check(what, got, want)`` each."""
     x = torch.randn(1, 2, 21, 30, device=g.device, dtype=dtype, generator=g)
     for kw in RESIZE:
-        node, sizes = node_of(x.shape, twinops.resize, kw)
+        node, sizes = node_of(x.shape, twinops.Resize(**kw))
         check(f"resize {kw} {dtype}", ph.run_resize(x, node, sizes), twinops.resize(x, **kw))
     for kw in INTERPOLATE:
-        node, sizes = node_of(x.shape, twinops.interpolate, kw)
+        node, sizes = node_of(x.shape, twinops.Interpolate(**kw))
         want = twinops.interpolate(x, **kw)
         check(f"interpolate {kw} {dtype}", ph.run_resize(x, node, sizes), want)
         scales = [a for a in node.attribute if a.name == "scales"][0].floats
