@@ -1,9 +1,13 @@
 """The GPU-only tools keep working where CI can run them: each op family's compute-sanitizer
-cases (tools/sanitize_<op>.py) run on the CPU, and its plugin-host cases
-(tools/plugin_host_sanitize_<op>.py) reach every creator the family declares. The family of
+cases (tools/sanitize_<op>.py) run on the CPU, its plugin-host cases
+(tools/plugin_host_sanitize_<op>.py) reach every creator the family declares, and the
+standalone CUDA tools (tools/*.cu) compile. The family of
 an op is the twinops module that defines its API (interpolate, resize and dynamic_resize:
 ``resize``)."""
+import glob
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -64,3 +68,21 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
     declared = {c.name for op in OPS if _family(op) == family for c in op.plugins}
     assert declared <= reached, f"creators without plugin-host sanitizer cases: {sorted(declared - reached)}"
     assert checked
+
+
+def _nvcc():
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    path = os.path.join(home, "bin", "nvcc")
+    return path if os.path.exists(path) else shutil.which("nvcc")
+
+
+@pytest.mark.parametrize("source", sorted(glob.glob(os.path.join(TOOLS, "*.cu"))), ids=os.path.basename)
+def test_standalone_cuda_tools_compile(source, tmp_path):
+    """The standalone CUDA tools (microbenchmarks run by hand on a GPU) compile for sm_90 as their
+    header says (relocatable device code: the tail-launch variant uses dynamic parallelism)."""
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("needs nvcc (set CUDA_HOME)")
+    cmd = [nvcc, "-O3", "-arch=sm_90", "-rdc=true", "-std=c++17", source, "-lcudadevrt", "-o", str(tmp_path / "tool")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
