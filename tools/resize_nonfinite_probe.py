@@ -1,6 +1,6 @@
 """Where F.interpolate (CPU and CUDA) and twinops put NaN / Inf for small non-finite inputs.
 
-    python tools/nonfinite_probe.py            # CPU, and CUDA when present
+    python tools/resize_nonfinite_probe.py            # CPU, and CUDA when present
 
 Prints, per case, the outputs of F.interpolate on each device and of twinops.interpolate, and
 whether their NaN / +-Inf positions agree. A measuring tool for issue 21 section 1 (what the
