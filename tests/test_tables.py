@@ -11,7 +11,6 @@ build compiles it); the tests check that
 """
 import ctypes
 import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -19,16 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import build_tools
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WIDTHS = (1, 2, 4, 8, 10, 12, 16)  # pad_table_widths
 NEAREST, LINEAR, CUBIC, AREA = range(4)
 HALF_PIXEL, ALIGN_CORNERS, ASYMMETRIC, TF_CROP = 0, 2, 3, 5
-
-
-def _nvcc():
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    path = os.path.join(home, "bin", "nvcc")
-    return path if os.path.exists(path) else shutil.which("nvcc")
 
 
 def _arch():
@@ -41,7 +36,7 @@ def _arch():
 
 
 def _build(tmp_dir, contract):
-    nvcc = _nvcc()
+    nvcc = build_tools.nvcc()
     if nvcc is None:
         pytest.skip("needs nvcc (set CUDA_HOME) to build tests/tables_parity.cu")
     out = os.path.join(tmp_dir, f"libtables_parity{'_contract' if contract else ''}.so")

@@ -6,13 +6,13 @@ an op is the twinops module that defines its API (interpolate, resize and dynami
 ``resize``)."""
 import glob
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 import torch
 
+import build_tools
 from twinops import opdef
 from twinops import plugin_host as ph
 
@@ -70,17 +70,11 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
     assert checked
 
 
-def _nvcc():
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    path = os.path.join(home, "bin", "nvcc")
-    return path if os.path.exists(path) else shutil.which("nvcc")
-
-
 @pytest.mark.parametrize("source", sorted(glob.glob(os.path.join(TOOLS, "*.cu"))), ids=os.path.basename)
 def test_standalone_cuda_tools_compile(source, tmp_path):
     """The standalone CUDA tools (microbenchmarks run by hand on a GPU) compile for sm_90 as their
     header says (relocatable device code: the tail-launch variant uses dynamic parallelism)."""
-    nvcc = _nvcc()
+    nvcc = build_tools.nvcc()
     if nvcc is None:
         pytest.skip("needs nvcc (set CUDA_HOME)")
     cmd = [nvcc, "-O3", "-arch=sm_90", "-rdc=true", "-std=c++17", source, "-lcudadevrt", "-o", str(tmp_path / "tool")]

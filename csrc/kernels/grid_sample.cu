@@ -143,13 +143,15 @@ __device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
 //   U    channels per step (loads in flight = U * taps);
 //   I    index type of the per-point / per-channel math: int64_t, or int32_t (the launcher
 //        picks int32_t only when every point index and per-batch input / output span fits);
-//   PTR  channel offsets by a running offset (+= stride per channel) instead of (c+u)*stride.
-template <Mode M, int DIMS, typename T, int MB, int U, typename I, bool PTR>
+//        with int32_t the channel offsets are running offsets (+= stride per channel, PTR
+//        below), with int64_t products (c+u)*stride: the two pairings measured best.
+template <Mode M, int DIMS, typename T, int MB, int U, typename I>
 __global__ void __launch_bounds__(kThreads, MB) forward_kernel(const Params p, const T* __restrict__ input,
                                                                const T* __restrict__ grid, T* __restrict__ output,
                                                                int64_t points, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
+  constexpr bool PTR = sizeof(I) == 4;
   const I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
   if (i >= points) return;
   const I P = static_cast<I>(points_per_batch(p));
@@ -253,14 +255,14 @@ bool forward_fits_int32(const Params& p) {
          p.input_stride[1] * (p.c + 64) < kMax && p.output_stride[1] * (p.c + 64) < kMax;
 }
 
-template <Mode M, int D, typename T, int MB, int U, typename I, bool PTR>
+template <Mode M, int D, typename T, int MB, int U, typename I>
 cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
   const int64_t points = p.n * points_per_batch(p);
   const int64_t slice = channel_slice(points, p.c, U, kFillFactor);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
-  forward_kernel<M, D, T, MB, U, I, PTR><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
+  forward_kernel<M, D, T, MB, U, I><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
   return cudaGetLastError();
 }
 
@@ -280,13 +282,13 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
     constexpr bool kNarrow = M != kCubic && sizeof(typename OpMath<T>::type) == 4;
     if constexpr (kNarrow) {
       if (fits32) {
-        status = launch_forward_as<M, D, T, kForwardMinBlocks32, (U > 1 ? U / 2 : 1), int32_t, true>(p, input, grid,
-                                                                                                 output, stream);
+        status = launch_forward_as<M, D, T, kForwardMinBlocks32, (U > 1 ? U / 2 : 1), int32_t>(p, input, grid,
+                                                                                               output, stream);
         return;
       }
     }
     constexpr int MB = forward_min_blocks(M, sizeof(typename OpMath<T>::type));
-    status = launch_forward_as<M, D, T, MB, U, int64_t, false>(p, input, grid, output, stream);
+    status = launch_forward_as<M, D, T, MB, U, int64_t>(p, input, grid, output, stream);
   });
   return status;
 }
@@ -318,18 +320,18 @@ int bits_for(int64_t v) {  // bits holding 0 .. v
   return b;
 }
 
-// Bits of a key's element field: the elements 0 .. E - 1 of one batch and E for "no element".
-int element_bits(int64_t E) { return bits_for(E); }
-
-// A pair's sort key: (batch within the sort << bits) | element within the batch, or `none`
-// (batch 0, element E). The sort orders by the element field alone: the pairs come out of
-// pairs_kernel in batch order and the sort is stable, so each (batch, element)'s pairs stay one
-// run, in (point, tap) order, and the radix passes cover the bits of one batch's elements
-// rather than of all the sort's (15 bits instead of 18 at 8 x 128 x 128: two passes, not three).
+// A pair's sort key: (batch within the sort << bits) | element within the batch, or none()
+// (batch 0, element E); `bits` holds 0 .. E. The sort orders by the element field alone: the
+// pairs come out of pairs_kernel in batch order and the sort is stable, so each (batch,
+// element)'s pairs stay one run, in (point, tap) order, and the radix passes cover the bits of
+// one batch's elements rather than of all the sort's (15 bits instead of 18 at
+// 8 x 128 x 128: two passes, not three). The batch field fits 32 bits without a limit of its
+// own: a sort holds nb * E < 2^31 elements (kMaxElementsPerSort) and E >= 2^(bits - 1), so
+// nb <= 2^(32 - bits).
 struct Keys {
-  int bits;       // element field
-  uint32_t none;  // the key of a pair that reads nothing
-  uint32_t E;     // elements per batch
+  int bits;    // element field
+  uint32_t E;  // elements per batch
+  TWIN_HD uint32_t none() const { return E; }  // the key of a pair that reads nothing
   TWIN_HD uint32_t key(uint32_t batch, uint32_t e) const { return (batch << bits) | e; }
   // The element's index among the sort's elements (batch-major), for first / last.
   TWIN_HD uint32_t dense(uint32_t k) const { return (k >> bits) * E + (k & ((1u << bits) - 1u)); }
@@ -337,11 +339,7 @@ struct Keys {
 
 Keys keys_for(const Params& p) {
   const int64_t E = elements_per_batch(p);
-  Keys k;
-  k.bits = element_bits(E);
-  k.E = static_cast<uint32_t>(E);
-  k.none = static_cast<uint32_t>(E);
-  return k;
+  return Keys{bits_for(E), static_cast<uint32_t>(E)};
 }
 
 Chunking chunking(const Params& p) {
@@ -351,7 +349,6 @@ Chunking chunking(const Params& p) {
     int64_t b = p.n;
     if (P > 0) b = std::min(b, kMaxPairsPerSort / (P * taps));
     b = std::min(b, kMaxElementsPerSort / E);
-    b = std::min(b, int64_t(1) << (32 - element_bits(E)));  // the key's batch field (Keys)
     c.batches = std::max<int64_t>(b, 1);
     c.points = c.batches * P;
   } else {
@@ -455,7 +452,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T
   for (int t = 0; t < PT::T; ++t) {
     const bool v = ok && pt.valid(t);
     const int64_t e = (int64_t(pt.z.idx[PT::kz(t)]) * p.in[1] + pt.y.idx[PT::ky(t)]) * p.in[2] + pt.x.idx[PT::kx(t)];
-    key[t] = v ? K.key(batch, static_cast<uint32_t>(e)) : K.none;
+    key[t] = v ? K.key(batch, static_cast<uint32_t>(e)) : K.none();
     val[t] = static_cast<int32_t>(j * PT::T + t);
     weight[t] = v ? pt.weight(t) : Acc(0);
   }
@@ -472,7 +469,7 @@ __global__ void __launch_bounds__(kThreads) runs_kernel(const uint32_t* __restri
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= pairs) return;
   const uint32_t k = keys[j];
-  if (k == K.none) return;
+  if (k == K.none()) return;
   if (j == 0 || keys[j - 1] != k) first[K.dense(k)] = static_cast<int32_t>(j);
   if (j == pairs - 1 || keys[j + 1] != k) last[K.dense(k)] = static_cast<int32_t>(j + 1);
 }
