@@ -320,7 +320,7 @@ int bits_for(int64_t v) {  // bits holding 0 .. v
   return b;
 }
 
-// A pair's sort key: (batch within the sort << bits) | element within the batch, or none()
+// A pair's sort key: (batch within the sort << bits) | element within the batch, or `none`
 // (batch 0, element E); `bits` holds 0 .. E. The sort orders by the element field alone: the
 // pairs come out of pairs_kernel in batch order and the sort is stable, so each (batch,
 // element)'s pairs stay one run, in (point, tap) order, and the radix passes cover the bits of
@@ -329,9 +329,9 @@ int bits_for(int64_t v) {  // bits holding 0 .. v
 // own: a sort holds nb * E < 2^31 elements (kMaxElementsPerSort) and E >= 2^(bits - 1), so
 // nb <= 2^(32 - bits).
 struct Keys {
-  int bits;    // element field
-  uint32_t E;  // elements per batch
-  TWIN_HD uint32_t none() const { return E; }  // the key of a pair that reads nothing
+  int bits;       // element field
+  uint32_t none;  // the key of a pair that reads nothing (== E)
+  uint32_t E;     // elements per batch
   TWIN_HD uint32_t key(uint32_t batch, uint32_t e) const { return (batch << bits) | e; }
   // The element's index among the sort's elements (batch-major), for first / last.
   TWIN_HD uint32_t dense(uint32_t k) const { return (k >> bits) * E + (k & ((1u << bits) - 1u)); }
@@ -339,7 +339,7 @@ struct Keys {
 
 Keys keys_for(const Params& p) {
   const int64_t E = elements_per_batch(p);
-  return Keys{bits_for(E), static_cast<uint32_t>(E)};
+  return Keys{bits_for(E), static_cast<uint32_t>(E), static_cast<uint32_t>(E)};
 }
 
 Chunking chunking(const Params& p) {
@@ -452,7 +452,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(const Params p, const T
   for (int t = 0; t < PT::T; ++t) {
     const bool v = ok && pt.valid(t);
     const int64_t e = (int64_t(pt.z.idx[PT::kz(t)]) * p.in[1] + pt.y.idx[PT::ky(t)]) * p.in[2] + pt.x.idx[PT::kx(t)];
-    key[t] = v ? K.key(batch, static_cast<uint32_t>(e)) : K.none();
+    key[t] = v ? K.key(batch, static_cast<uint32_t>(e)) : K.none;
     val[t] = static_cast<int32_t>(j * PT::T + t);
     weight[t] = v ? pt.weight(t) : Acc(0);
   }
@@ -469,7 +469,7 @@ __global__ void __launch_bounds__(kThreads) runs_kernel(const uint32_t* __restri
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= pairs) return;
   const uint32_t k = keys[j];
-  if (k == K.none()) return;
+  if (k == K.none) return;
   if (j == 0 || keys[j - 1] != k) first[K.dense(k)] = static_cast<int32_t>(j);
   if (j == pairs - 1 || keys[j + 1] != k) last[K.dense(k)] = static_cast<int32_t>(j + 1);
 }
