@@ -52,7 +52,7 @@ def _want_cuda(torch):
 def _extensions():
     _default_cuda_home()
     import torch
-    from torch.utils.cpp_extension import CppExtension, CUDAExtension
+    from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
 
     frontend = os.path.join(HERE, "csrc", "torch")
     kernel_cu, kernel_cpp = _trt_build_module().kernel_sources(HERE)  # the plugin library's kernels too
@@ -68,9 +68,19 @@ def _extensions():
         print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
         # --split-compile=0: optimise the functions of a translation unit on every core
         # (an op's kernels are one large unit).
-        nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0"]
-        return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc},
-                              define_macros=[("TWINOPS_WITH_CUDA", "1")])]
+        # -ewp (extensible whole program) and a device link with the CUDA device runtime: the
+        # gathers launch their non-finite fix-up from the device (csrc/kernels/resize_fixup.cuh).
+        # Unlike relocatable device code (-rdc), whole-program compilation keeps every kernel's
+        # registers as before (docs/perf/resize-notes.md, "Non-finite values on CUDA").
+        nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0", "-ewp"]
+        cuda_lib = os.path.join(CUDA_HOME, "lib64")
+        # torch runs the device link when "nvcc_dlink" is given (its own dlink= arguments would
+        # also reach setuptools, which warns about them).
+        dlink = ["-dlink", *_trt_build_module().arch_flags(os.environ["TORCH_CUDA_ARCH_LIST"]), "-Xcompiler", "-fPIC",
+                 f"-L{cuda_lib}", "-lcudadevrt"]
+        return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc, "nvcc_dlink": dlink},
+                              define_macros=[("TWINOPS_WITH_CUDA", "1")], library_dirs=[cuda_lib],
+                              libraries=["cudadevrt"])]
     print("twinops setup: building CPU-only (no CUDA torch or nvcc, or TWINOPS_CUDA=0)")
     return [CppExtension("twinops._C", sources, extra_compile_args={"cxx": cxx})]
 

@@ -17,14 +17,6 @@ import twinops
 from resize_spec import onnx_configs, onnx_reference, onnx_reference_is_unstable
 
 INF, NAN = float("inf"), float("nan")
-# The CUDA kernels do not recompute their non-finite outputs: every design tried cost the
-# fast paths too much (docs/perf/resize-notes.md, "Non-finite values on CUDA"). Their runs of
-# these tests are expected to fail until one does not.
-CUDA_PENDING = "issue 21 section 1 on CUDA: the kernels do not recompute non-finite outputs"
-
-
-def cuda_pending(request, device):
-    request.applymarker(pytest.mark.xfail(device == "cuda", reason=CUDA_PENDING, strict=False))
 
 INTERPOLATE = [
     dict(mode="nearest"), dict(mode="nearest-exact"), dict(mode="area"),
@@ -78,8 +70,7 @@ def _aten_cpu_aa_bug(device, shape, kw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=interpolate_cases(), data=st.data())
-def test_interpolate_forward_nonfinite(request, device, case, data):
-    cuda_pending(request, device)
+def test_interpolate_forward_nonfinite(device, case, data):
     shape, kw = case
     assume(not _aten_cpu_aa_bug(device, shape, kw))
     x = data.draw(sprinkled(shape)).float().to(device)
@@ -100,8 +91,7 @@ def backward_reference(x, kw, gout):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=interpolate_cases(), data=st.data())
-def test_interpolate_backward_nonfinite(request, device, case, data):
-    cuda_pending(request, device)
+def test_interpolate_backward_nonfinite(device, case, data):
     shape, kw = case
     assume(not _aten_cpu_aa_bug(device, shape, kw))
     x = (torch.randn(shape, dtype=torch.float64) + 0.25).float().to(device).requires_grad_()
@@ -113,8 +103,7 @@ def test_interpolate_backward_nonfinite(request, device, case, data):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("kw", [k for k in INTERPOLATE if not k.get("antialias")], ids=str)
-def test_interpolate_half_nonfinite(request, device, dtype, kw):
-    cuda_pending(request, device)
+def test_interpolate_half_nonfinite(device, dtype, kw):
     x = torch.tensor([[1.0, INF, 3.0, 4.0, NAN, 2.0], [0.5, 1.0, -INF, 2.0, 3.0, 1.0]]).reshape(1, 1, 2, 6)
     for size in [(2, 6), (3, 4), (4, 12), (1, 3)]:
         xd = x.to(dtype).to(device)
@@ -128,22 +117,19 @@ def test_interpolate_half_nonfinite(request, device, dtype, kw):
     ([INF, 1.0], (1, 1), dict(mode="bilinear", antialias=True), [INF]),
     ([1.0, 1.0, NAN], (1, 4), dict(mode="bicubic"), [1.0, NAN, NAN, NAN]),
 ])
-def test_issue_examples(request, device, row, size, kw, expected):
-    cuda_pending(request, device)
+def test_issue_examples(device, row, size, kw, expected):
     x = torch.tensor(row).reshape(1, 1, 1, -1).to(device)
     y = twinops.interpolate(x, size=size, **kw).cpu().flatten()
     torch.testing.assert_close(y, torch.tensor(expected), equal_nan=True)
 
 
-def test_area_on_cuda_example(request, device):
-    cuda_pending(request, device)
+def test_area_on_cuda_example(device):
     x = torch.tensor([1.0, 1.0, NAN, 2.0, INF]).reshape(1, 1, 1, 5).to(device)
     y = twinops.interpolate(x, size=(1, 3), mode="area").cpu().flatten()
     torch.testing.assert_close(y, torch.tensor([1.0, NAN, INF]), equal_nan=True)
 
 
-def test_resize_align_corners_example(request, device):
-    cuda_pending(request, device)
+def test_resize_align_corners_example(device):
     x = torch.tensor([1.0, NAN]).reshape(1, 1, 1, 2).to(device)
     y = twinops.resize(x, sizes=[1, 1, 1, 1], mode="linear", coordinate_transformation_mode="align_corners")
     assert y.flatten().tolist() == [1.0]
@@ -151,8 +137,7 @@ def test_resize_align_corners_example(request, device):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cfg=onnx_configs(max_hw=6, max_out=9, modes=("linear", "cubic")), data=st.data())
-def test_resize_nonfinite_matches_onnx_reference(request, device, cfg, data):
-    cuda_pending(request, device)
+def test_resize_nonfinite_matches_onnx_reference(device, cfg, data):
     shape, kw = cfg
     assume(not onnx_reference_is_unstable(shape, kw))
     x = data.draw(sprinkled(shape)).float().to(device)
@@ -213,8 +198,7 @@ def _sprinkle(shape, seed, count):
 @pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 @pytest.mark.parametrize("shape,kw", FAMILIES, ids=[f"{s}-{k}" for s, k in FAMILIES])
-def test_cuda_families_forward_nonfinite(request, shape, kw, dtype, channels_last):
-    cuda_pending(request, "cuda")
+def test_cuda_families_forward_nonfinite(shape, kw, dtype, channels_last):
     x = _sprinkle(shape, 1, 12).to(dtype).cuda()
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
@@ -225,8 +209,7 @@ def test_cuda_families_forward_nonfinite(request, shape, kw, dtype, channels_las
 @pytest.mark.cuda
 @pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
 @pytest.mark.parametrize("shape,kw", FAMILIES, ids=[f"{s}-{k}" for s, k in FAMILIES])
-def test_cuda_families_backward_nonfinite(request, shape, kw, channels_last):
-    cuda_pending(request, "cuda")
+def test_cuda_families_backward_nonfinite(shape, kw, channels_last):
     x = (torch.randn(shape, dtype=torch.float64) + 0.25).float().cuda().requires_grad_()
     out_shape = F.interpolate(x.detach(), **kw).shape
     gout = _sprinkle(tuple(out_shape), 2, 12).float().cuda()
@@ -238,8 +221,7 @@ def test_cuda_families_backward_nonfinite(request, shape, kw, channels_last):
 
 @pytest.mark.parametrize("kw", [dict(mode="bilinear"), dict(mode="bicubic"), dict(mode="bilinear", align_corners=True)],
                          ids=str)
-def test_backward_reads_with_zero_weight(request, device, kw):
-    cuda_pending(request, device)
+def test_backward_reads_with_zero_weight(device, kw):
     # 2x upscales clamp output 0's window: it reads input 1 with weight 0 (align_corners: every
     # even output reads its neighbour with weight 0), so an infinite grad_output there gives
     # the references NaN at input 1, which no nonzero weight connects to it: the inverse rows

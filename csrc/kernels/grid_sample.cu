@@ -34,7 +34,9 @@
 namespace twinops {
 namespace grid_sample {
 
-namespace {
+// Named, not anonymous: with the device runtime (-ewp) an anonymous namespace's kernels get
+// unreadable names in profiles.
+namespace kernels {
 
 template <typename T>
 __device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
@@ -682,7 +684,9 @@ cudaError_t grad_grid_points(const Params& p, const T* gout, const T* input, con
   return cudaGetLastError();
 }
 
-}  // namespace
+}  // namespace kernels
+
+using namespace kernels;
 
 size_t backward_workspace_bytes(const Params& p) {
   if (p.n == 0 || p.c == 0) return 0;

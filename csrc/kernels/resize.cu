@@ -7,6 +7,7 @@
 //   resize_rows.cuh    one-tap, pairs, replicate and pick kernels
 //   resize_rings.cuh   halving and doubling ring kernels
 //   resize_launch.cuh  launchers and the routing between the families
+//   resize_fixup.cuh   the non-finite fix-up the gathers start from the device
 //   resize_tuning.h    the tuning constants and rules fitted to the H200
 // (one unit: ptxas compiles each kernel's callees per kernel, and the routing instantiates
 // every kernel, so splitting it would not build faster).
@@ -20,9 +21,26 @@
 #include "resize_rows.cuh"
 #include "resize_rings.cuh"
 #include "resize_launch.cuh"
+#include "stream_word.h"
 
 namespace twinops {
 namespace resize {
+
+// The kernels and their launchers are in a named namespace, not an anonymous one: with the
+// device runtime (-ewp) an anonymous namespace's kernels get unreadable names in profiles.
+using namespace kernels;
+
+namespace {
+
+// The gather's fix-up flag (resize_fixup.cuh), one per stream.
+template <typename T, typename Acc>
+cudaError_t attach_fixup(Gather<T, Acc>& g, cudaStream_t stream) {
+  cudaError_t e = cudaSuccess;
+  g.fixup = stream_word(stream, &e);
+  return e;
+}
+
+}  // namespace
 
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& geo, const T* input, T* output,
@@ -31,6 +49,7 @@ cudaError_t forward_cuda(const Params& p, const Workspace& L, const Geometry& ge
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
   Gather<T, Acc> g = forward_gather<T, Acc>(p, tables_at<Acc>(L, ws), input, geo.in_stride);
+  if (cudaError_t e = attach_fixup(g, stream); e != cudaSuccess) return e;
   return gather(g, TableSource{&p, &L, ws}, geo.n, geo.c, p.h.out, p.w.out, channels_last, output, stream);
 }
 
@@ -41,6 +60,13 @@ cudaError_t backward_cuda(const Params& p, const Workspace& L, const Geometry& g
   if (geo.n * geo.c == 0) return cudaSuccess;
   char* ws = static_cast<char*>(workspace);
   Gather<T, Acc> g = backward_gather<T, Acc>(p, tables_at<Acc>(L, ws), grad_output, geo.out_stride);
+  if (cudaError_t e = attach_fixup(g, stream); e != cudaSuccess) return e;
+  for (int k = 0; k < 2 && L.zlo[k] != 0; ++k) {  // the reader ranges the fix-up reads
+    g.zlo[k] = reinterpret_cast<const int32_t*>(ws + L.zlo[k]);
+    g.zhi[k] = reinterpret_cast<const int32_t*>(ws + L.zhi[k]);
+    g.lo[k] = reinterpret_cast<const int32_t*>(ws + L.lo[k]);
+    g.hi[k] = reinterpret_cast<const int32_t*>(ws + L.hi[k]);
+  }
   // Nearest downscales by powers of two (and same-size nearest): pick_kernel, no tables.
   if (!channels_last && geo.c < INT32_MAX && narrow_offsets(g)) {
     bool launched = false;

@@ -106,9 +106,14 @@ struct Workspace {
   //                   ifirst[in] int32, iweight[in * inv_taps] opmath (the transposed resize)
   size_t first[2], weight[2], lo[2], hi[2], ifirst[2], iweight[2];
   int32_t taps[2], inv_taps[2];
-  // 1: the inverse rows keep the windows' zero-weight taps (the CPU backward, whose
-  // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
+  // 1: the inverse rows keep the windows' zero-weight taps (the CPU and CUDA backwards,
+  // whose non-finite outputs are recomputed from them: resize_nonfinite.cuh,
+  // resize_fixup.cuh); 0: nonzero taps only.
   int32_t zero_taps;
+  // The backward without zero_taps (CUDA) only: per axis the range [zlo[i], zhi[i]] of the
+  // outputs that read input i, the windows' zero-weight taps included (int32 each), for the
+  // fix-up (resize_fixup.cuh); 0 where absent.
+  size_t zlo[2], zhi[2];
   size_t bytes;
 };
 
@@ -609,6 +614,16 @@ struct Gather {
   // grad_output and fy / fx the inverse tables), 0 neither (tests' bare gathers).
   int32_t direction;
   Params params;
+  // The CUDA gathers' fix-up flag (resize_fixup.cuh): one zeroed device word per stream; null
+  // on the CPU and in bare gathers.
+  unsigned* fixup = nullptr;
+  // The CUDA backward's reader ranges (Workspace.zlo / zhi: the readers of input i with the
+  // windows' zero-weight taps; lo / hi: without them); null elsewhere, where the inverse rows
+  // themselves keep the zero-weight taps (Workspace.zero_taps).
+  const int32_t* zlo[2] = {nullptr, nullptr};
+  const int32_t* zhi[2] = {nullptr, nullptr};
+  const int32_t* lo[2] = {nullptr, nullptr};
+  const int32_t* hi[2] = {nullptr, nullptr};
 };
 
 // TY / TX > 0: compile-time tap counts (fully unrolled); 0: the runtime counts g.ty / g.tx.

@@ -39,7 +39,7 @@ struct Convert<__nv_bfloat16> {
   }
 };
 
-namespace {
+namespace kernels {
 
 constexpr int kVec = 4;  // adjacent outputs (W first) or window columns (H first) per thread
 
@@ -135,7 +135,7 @@ using RawLoad = std::conditional_t<
     kBytes == 16, uint4,
     std::conditional_t<kBytes == 8, uint2, std::conditional_t<kBytes == 4, unsigned, unsigned short>>>;
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

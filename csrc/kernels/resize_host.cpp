@@ -330,6 +330,13 @@ Workspace workspace_layout(const Params& p, size_t opmath_bytes, bool backward, 
     } else {
       ws.lo[k] = ws.hi[k] = ws.ifirst[k] = ws.iweight[k] = 0;
     }
+    ws.zlo[k] = ws.zhi[k] = 0;
+    if (backward && !ws.zero_taps) {
+      ws.zlo[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+      ws.zhi[k] = off;
+      off = align_up(off + sizeof(int32_t) * a.in);
+    }
   }
   ws.bytes = off;
   return ws;

@@ -24,7 +24,7 @@
 namespace twinops {
 namespace resize {
 
-namespace {
+namespace kernels {
 
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + kThreads - 1) / kThreads;
@@ -497,7 +497,7 @@ cudaError_t gather(const Gather<T, Acc>& g, const TableSource& src, int64_t N, i
   return launch_gather<0, 0>(g, src, N, C, H, W, channels_last, dst, stream);
 }
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

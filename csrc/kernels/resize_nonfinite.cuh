@@ -226,10 +226,15 @@ TWIN_HD RefTerm<W> reference_term_at(const Params& p, const Axis& a, int64_t d, 
 }
 
 // The outputs whose reference windows read input i along axis k (0 = H): [*lo, *hi], empty
-// when *lo > *hi: the inverse tables' rows, which must keep the windows' zero-weight taps
-// (Workspace.zero_taps: the CPU's do).
+// when *lo > *hi. The CUDA backward's ranges (g.zlo / g.zhi); elsewhere the inverse tables'
+// rows, which keep the windows' zero-weight taps there (Workspace.zero_taps: the CPU's do).
 template <typename T, typename Acc>
 TWIN_HD void reference_readers(const Gather<T, Acc>& g, int k, int64_t i, int64_t* lo, int64_t* hi) {
+  if (g.zlo[k] != nullptr) {
+    *lo = g.zlo[k][i];
+    *hi = g.zhi[k][i];
+    return;
+  }
   const int32_t first = (k == 0 ? g.fy : g.fx)[i];
   *lo = first < 0 ? 1 : first;
   *hi = first < 0 ? 0 : first + (k == 0 ? g.ty : g.tx) - 1;

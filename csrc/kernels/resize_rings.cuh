@@ -10,12 +10,13 @@
 
 #include "resize.cuh"
 #include "resize_common.cuh"
+#include "resize_fixup.cuh"
 #include "resize_tuning.h"
 
 namespace twinops {
 namespace resize {
 
-namespace {
+namespace kernels {
 
 // The table entries of a ring kernel's block into shared memory: columns [bx0, bx0 + cols)
 // into swx, rows [by0, by0 + rows) into swy, NW slots each. Output d's TT taps are re-indexed
@@ -148,15 +149,16 @@ __device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Chunk 
 }
 
 // The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
-// the row's weights wy, rounded to T.
+// the row's weights wy, rounded to T. Notes each output in `bad` (resize_fixup.cuh).
 template <typename T, int NT, int NO, typename Acc>
-__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO]) {
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Acc& bad) {
   Pack<T, NO> o;
 #pragma unroll
   for (int e = 0; e < NO; ++e) {
     Acc acc = Acc(0);
 #pragma unroll
     for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
+    note(bad, acc);
     o.v[e] = Convert<T>::template store<Acc>(acc);
   }
   return o;
@@ -175,7 +177,7 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
 __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT, T>::kMinBlocks)
-    halving_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    halving_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                    T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
   constexpr int kWarps = HalvingBlock<TT, T>::kThreads / 32;
@@ -208,6 +210,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     ring_w_sum<2, 1, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = HalvingBlock<TT, T>::kAhead;  // rows fetched ahead
+  Acc bad = Acc(0);  // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -236,7 +239,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      const Pack<T, K> o = ring_h_sum<T>(wy, mid);
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid, bad);
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -247,6 +250,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     };
     rotate_rows<A>(y, y_end, buf, row);
   });
+  finish_gather(bad, g, planes, C, OH, OW, false, dst);
 }
 
 // Exact 2x upscaling of both axes with every output's window around its input (see
@@ -260,7 +264,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
 // pair along H: gather_element's sums, in the same order away from the edges.
 template <int TT, int NW, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
-    doubling_kernel(Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
+    doubling_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
                     T* __restrict__ dst) {
   constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -290,6 +294,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     ring_w_sum<1, 2, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = doubling_ahead(NW);  // rows fetched ahead
+  Acc bad = Acc(0);  // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + c0;
     T* out = dst + plane * plane_size + 2 * c0;
@@ -315,7 +320,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        const Pack<T, OC> o = ring_h_sum<T>(wy, mid);
+        const Pack<T, OC> o = ring_h_sum<T>(wy, mid, bad);
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
@@ -330,9 +335,10 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     };
     rotate_rows<A>(i_begin, i_end, buf, row);
   });
+  finish_gather(bad, g, planes, C, OH, OW, false, dst);
 }
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

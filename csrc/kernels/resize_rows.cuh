@@ -9,12 +9,13 @@
 
 #include "resize.cuh"
 #include "resize_common.cuh"
+#include "resize_fixup.cuh"
 #include "resize_tuning.h"
 
 namespace twinops {
 namespace resize {
 
-namespace {
+namespace kernels {
 
 // One-tap gathers (nearest) of NCHW tensors that downscale along H: each output reads one
 // input element, so no window is staged (and no input row is read that no output needs). A
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Par
 // registers, fixed for every plane; the thread loops over planes, then rows, with one 8-byte
 // store per row. The arithmetic is gather_element's.
 template <typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
+__global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__ Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
                                                          int64_t planes, T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2;
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * K;
@@ -119,6 +120,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
     memcpy(&v, &raw, sizeof(raw));
     return v;
   };
+  Acc bad = Acc(0);  // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -142,6 +144,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
           Acc acc = Acc(0);
           acc += wy0 * r0;
           acc += wy1 * r1;
+          note(bad, acc);
           o.v[e] = Convert<T>::template store<Acc>(acc);
         }
       }
@@ -150,6 +153,7 @@ __global__ void __launch_bounds__(kThreads) pairs_kernel(Gather<T, Acc> g, int32
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(y) * OW), raw);
     }
   });
+  finish_gather(bad, g, planes, C, OH, OW, false, dst);
 }
 
 // Nearest upscales by whole powers of two (F.interpolate's nearest and nearest-exact with
@@ -243,7 +247,7 @@ __global__ void __launch_bounds__(kThreads) pick_kernel(Gather<T, Acc> g, int32_
   });
 }
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

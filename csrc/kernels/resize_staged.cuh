@@ -12,12 +12,13 @@
 
 #include "resize.cuh"
 #include "resize_common.cuh"
+#include "resize_fixup.cuh"
 #include "resize_tuning.h"
 
 namespace twinops {
 namespace resize {
 
-namespace {
+namespace kernels {
 
 constexpr int kLimSlots = 4;         // the staged kernel's static shared memory: s_lim
 constexpr int64_t kStaticSmem = 64;  // bytes, an upper bound of it (with alignment)
@@ -68,7 +69,7 @@ size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int32_t tx, int64_t
 // launch's window (crops, flips, uneven tables) take the per-element gather.
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
-    staged_gather_kernel(Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
+    staged_gather_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH, int32_t OW,
                          int64_t planes, int32_t th, int32_t max_rows, int32_t win_cols, bool vec_copy,
                          bool vec_store, T* __restrict__ dst) {
   constexpr int kGroups = TW / kVec;             // pass-2 threads per tile row
@@ -93,6 +94,7 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
   const int tid = threadIdx.x;
   const int32_t oy0 = blockIdx.y * th, ox0 = blockIdx.x * TW;
   const int32_t tile_h = min(th, OH - oy0), tile_w = min(TW, OW - ox0);
+  Acc bad = Acc(0);  // resize_fixup.cuh
 
   // The tables this tile reads, tile-locally indexed: its own entries in shared memory when
   // resampling along H first; else (upscaling) the workspace's, which the table kernel built
@@ -172,11 +174,14 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
       const int64_t n = plane / C, c = plane % C;
       T* out = dst + plane * plane_size;
       for (int i = tid / TW; i < tile_h; i += kRowStep1) {
-        if (j < tile_w)
-          out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] =
-              Convert<T>::template store<Acc>(gather_element<TY, TX>(gt, n, c, i, j));
+        if (j < tile_w) {
+          const Acc v = gather_element<TY, TX>(gt, n, c, i, j);
+          note(bad, v);
+          out[static_cast<int64_t>(oy0 + i) * OW + ox0 + j] = Convert<T>::template store<Acc>(v);
+        }
       }
     }
+    finish_gather(bad, g, planes, C, OH, OW, false, dst);
     return;
   }
   // Rows of `mid`, shared by every plane (published by the barrier before the first pass 1;
@@ -351,12 +356,17 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
     };
     auto store_row = [&](T* dst_row, int32_t off, const Acc* v) {
       if (fast && off >= 0) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) note(bad, v[e]);
         store4(dst_row, v);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          if (oxq + e < OW)
-            dst_row[e] = Convert<T>::template store<Acc>(off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation);
+          if (oxq + e < OW) {
+            const Acc u = off >= 0 && (xmask >> e & 1u) ? v[e] : extrapolation;
+            note(bad, u);
+            dst_row[e] = Convert<T>::template store<Acc>(u);
+          }
       }
     };
     int i = i_begin;
@@ -466,7 +476,9 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
         if (col_ok)
           for (int32_t b = 0; b < tx; ++b) v += wxr[b] * p[b];
       }
-      *o = Convert<T>::template store<Acc>(col_ok && (row_bits >> i & 1u) ? v : extrapolation);
+      const Acc u = col_ok && (row_bits >> i & 1u) ? v : extrapolation;
+      note(bad, u);
+      *o = Convert<T>::template store<Acc>(u);
       p += kRowStep1 * win_cols;
       o += o_step;
     }
@@ -529,9 +541,10 @@ __global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
     s_pass1 = s_copy;
     s_copy = s_copy == kStages - 1 ? 0 : s_copy + 1;
   }
+  finish_gather(bad, g, planes, C, OH, OW, false, dst);
 }
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

@@ -8,12 +8,13 @@
 
 #include "resize.cuh"
 #include "resize_common.cuh"
+#include "resize_fixup.cuh"
 #include "resize_tuning.h"
 
 namespace twinops {
 namespace resize {
 
-namespace {
+namespace kernels {
 
 // Table kernels run one thread per entry of both axes: threads [0, len_h) take axis 0 (H),
 // the next len_w threads axis 1 (W). Returns false past the end.
@@ -24,7 +25,8 @@ __device__ bool axis_thread(int64_t len_h, int64_t len_w, int* k, int64_t* d) {
   return *d < (*k == 0 ? len_h : len_w);
 }
 
-// Forward tables; for the backward also the empty [lo, hi] ranges (one launch, no memsets).
+// Forward tables; for the backward also the empty [lo, hi] (and [zlo, zhi]) ranges (one
+// launch, no memsets).
 template <typename Acc>
 __global__ void build_tables_kernel(Params p, Workspace L, char* ws, bool backward) {
   int k;
@@ -39,6 +41,10 @@ __global__ void build_tables_kernel(Params p, Workspace L, char* ws, bool backwa
   if (backward && d < a.in) {
     reinterpret_cast<int32_t*>(ws + L.lo[k])[d] = INT32_MAX;
     reinterpret_cast<int32_t*>(ws + L.hi[k])[d] = -1;
+    if (L.zlo[k] != 0) {
+      reinterpret_cast<int32_t*>(ws + L.zlo[k])[d] = INT32_MAX;
+      reinterpret_cast<int32_t*>(ws + L.zhi[k])[d] = -1;
+    }
   }
 }
 
@@ -54,10 +60,18 @@ __global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
   int32_t* lo = reinterpret_cast<int32_t*>(ws + L.lo[k]);
   int32_t* hi = reinterpret_cast<int32_t*>(ws + L.hi[k]);
   const int32_t taps = L.taps[k];
+  int32_t* zlo = L.zlo[k] != 0 ? reinterpret_cast<int32_t*>(ws + L.zlo[k]) : nullptr;
+  int32_t* zhi = reinterpret_cast<int32_t*>(ws + L.zhi[k]);
   // Min/max are order independent: the ranges, and so the backward, are deterministic.
   for (int32_t t = 0; t < taps; ++t) {
-    if (weight[d * taps + t] == Acc(0)) continue;
+    const Acc w = weight[d * taps + t];
+    if (padding_weight(w)) continue;
     const int32_t idx = tap_index(first[d], t, static_cast<int32_t>(a.in));
+    if (zlo != nullptr) {  // every reader, for the fix-up (resize_fixup.cuh)
+      atomicMin(zlo + idx, static_cast<int32_t>(d));
+      atomicMax(zhi + idx, static_cast<int32_t>(d));
+    }
+    if (w == Acc(0) && L.zero_taps == 0) continue;
     atomicMin(lo + idx, static_cast<int32_t>(d));
     atomicMax(hi + idx, static_cast<int32_t>(d));
   }
@@ -77,17 +91,21 @@ __global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
 }
 
 template <int TY, int TX, typename T, typename Acc, typename I>
-__global__ void __launch_bounds__(kThreads) gather_kernel(Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
+__global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
                                                           T* __restrict__ dst) {
+  Acc bad = Acc(0);  // resize_fixup.cuh
   for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, y, x;
     decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
-    dst[idx] = Convert<T>::template store<Acc>(gather_element<TY, TX>(g, n, c, y, x));
+    const Acc v = gather_element<TY, TX>(g, n, c, y, x);
+    note(bad, v);
+    dst[idx] = Convert<T>::template store<Acc>(v);
   }
+  finish_gather(bad, g, total / (static_cast<int64_t>(H) * W), C, H, W, channels_last, dst);
 }
 
-}  // namespace
+}  // namespace kernels
 
 }  // namespace resize
 }  // namespace twinops

@@ -95,10 +95,12 @@ def _run(cmd: Sequence[str]) -> None:
 
 
 def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str]) -> List[str]:
-    """nvcc objects of the kernels, reused while sources, headers and flags are unchanged."""
+    """nvcc objects of the kernels and their device link, reused while sources, headers and
+    flags are unchanged."""
     nvcc = os.path.join(cuda, "bin", "nvcc")
-    # --split-compile=0: every core on the one large kernel unit (as setup.py).
-    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0", "-Xcompiler",
+    # --split-compile=0: every core on the one large kernel unit (as setup.py). -ewp and the
+    # device link with cudadevrt: see setup.py (the gathers launch their fix-up from the device).
+    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0", "-ewp", "-Xcompiler",
              "-fPIC,-fvisibility=hidden"]
     flags += arch_flags(archs)
     digest = hashlib.sha256(" ".join(flags).encode())
@@ -115,7 +117,13 @@ def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str])
             _run([nvcc, *flags, "-c", cu, "-o", tmp])
             os.replace(tmp, obj)
         objs.append(obj)
-    return objs
+    dlink = os.path.join(cache, f"dlink.{digest.hexdigest()[:16]}.o")
+    if objs and not os.path.exists(dlink):
+        tmp = dlink + f".tmp{os.getpid()}"
+        _run([nvcc, *arch_flags(archs), "-dlink", "-Xcompiler", "-fPIC,-fvisibility=hidden", *objs,
+              "-L" + os.path.join(cuda, "lib64"), "-lcudadevrt", "-o", tmp])
+        os.replace(tmp, dlink)
+    return objs + ([dlink] if objs else [])
 
 
 def compile_flags(include_dir: str, cuda: str) -> List[str]:
@@ -171,7 +179,7 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = out + f".tmp{os.getpid()}"
     _run([cxx, "-shared", "-o", tmp, *host_objs, *kernel_objs, "-L" + os.path.join(cuda, "lib64"),
-          "-Wl,-Bstatic", "-lcudart_static", "-Wl,-Bdynamic", "-ldl", "-lrt", "-lpthread",
+          "-Wl,-Bstatic", "-lcudadevrt", "-lcudart_static", "-Wl,-Bdynamic", "-ldl", "-lrt", "-lpthread",
           "-Wl,--exclude-libs,ALL", "-Wl,-z,defs"])
     os.replace(tmp, out)
     return out

@@ -1,0 +1,119 @@
+// The CUDA gathers' non-finite fix-up: outputs that come out NaN or +-Inf are recomputed with
+// the reference's own terms (resize_nonfinite.cuh says why the fast sums differ there), at no
+// cost to a gather whose outputs are all finite.
+//
+// Each gather notes its stored values (one fused multiply-add per value: `bad` turns NaN once
+// any is not finite, and stays so). A thread that noted one, at the end of the kernel, sets the
+// launch's flag word, and the thread that set it first starts fixup_kernel as a tail launch
+// (CUDA dynamic parallelism, cudaStreamTailLaunch): it runs once the whole gather grid has
+// finished, before anything queued after the gather on the stream. fixup_kernel clears the flag
+// and recomputes every output that is not finite. With every output finite, nothing is launched
+// and the gather has only paid for the notes. Measured alternatives (a second kernel after every
+// gather, a programmatic dependent launch, a last-block ticket, a per-thread call): see
+// docs/perf/resize-notes.md, "Non-finite values on CUDA".
+//
+// The flag is one zeroed device word per (device, stream) (stream_word.h): calls on one stream
+// are ordered, and the fix-up has cleared it before the next gather on that stream starts.
+// Device code, included only by resize.cu (the one translation unit of the resize kernels).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "resize.cuh"
+#include "resize_common.cuh"
+#include "resize_nonfinite.cuh"
+#include "resize_tuning.h"
+
+namespace twinops {
+namespace resize {
+
+namespace kernels {
+
+// `bad` is NaN once any noted value is not finite (v * 0 is NaN for NaN and +-Inf, else +-0).
+template <typename Acc>
+__device__ __forceinline__ void note(Acc& bad, Acc v) {
+  bad = fma(v, Acc(0), bad);
+}
+template <typename Acc>
+__device__ __forceinline__ bool noted(Acc bad) {
+  return bad != bad;
+}
+
+// What the fix-up needs: the gather (its parameters, source, tables) and the outputs, dst
+// holding planes * H * W values, NCHW or channels_last, as the gathers store them.
+template <typename T, typename Acc>
+struct FixupArgs {
+  Gather<T, Acc> g;
+  T* dst;
+  int64_t C, H, W, total;
+  bool channels_last;
+};
+
+// Whether input i along axis k is read by an output with weight 0 only there (a reader the
+// backward's inverse rows leave out: Gather.zlo / lo).
+template <typename T, typename Acc>
+__device__ bool zero_reader(const Gather<T, Acc>& g, int k, int64_t i) {
+  return g.zlo[k] != nullptr && (g.zlo[k][i] != g.lo[k][i] || g.zhi[k][i] != g.hi[k][i]);
+}
+
+// Recomputes, with the reference's terms, every output of a.dst that is not finite; in the
+// backward also those that an output reads with weight 0 only, where the reference's 0 * inf
+// gives NaN and the fast sum (which has no such term) a finite value.
+template <typename T, typename Acc>
+__global__ void __launch_bounds__(kThreads) fixup_kernel(const __grid_constant__ FixupArgs<T, Acc> a) {
+  // The gather has finished (a tail launch starts after its grid): no thread sets the flag now.
+  if (blockIdx.x == 0 && threadIdx.x == 0) *a.g.fixup = 0u;
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < a.total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t n, c, y, x;
+    decompose<int64_t>(idx, a.C, a.H, a.W, a.channels_last, &n, &c, &y, &x);
+    const bool fast_finite = finite_value(Convert<T>::template load<Acc>(a.dst[idx]));
+    if (fast_finite && !zero_reader(a.g, 0, y) && !zero_reader(a.g, 1, x)) continue;
+    const Acc r = reference_element<T, Acc>(a.g, n, c, y, x);
+    if (!fast_finite || !finite_value(r)) a.dst[idx] = Convert<T>::template store<Acc>(r);
+  }
+}
+
+// Starts the fix-up once per launch (the first thread to set the flag). Out of line, and `g`
+// the gather kernel's own __grid_constant__ parameter (no copy of it in the kernel): the
+// gathers pay registers for a call, not for the launch's copying.
+template <typename T, typename Acc>
+__device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t planes, int64_t C, int64_t H, int64_t W,
+                                           bool channels_last, T* dst) {
+  // A plain read first: once the flag is set, the other threads skip the atomic.
+  if (g->fixup == nullptr || *reinterpret_cast<volatile unsigned*>(g->fixup) != 0u || atomicExch(g->fixup, 1u) != 0u)
+    return;
+  FixupArgs<T, Acc> a;
+  static_assert(sizeof(Gather<T, Acc>) % sizeof(uint32_t) == 0, "copied in words");
+  const uint32_t* from = reinterpret_cast<const uint32_t*>(g);
+  uint32_t* to = reinterpret_cast<uint32_t*>(&a.g);
+#pragma unroll 1
+  for (size_t k = 0; k < sizeof(Gather<T, Acc>) / sizeof(uint32_t); ++k) to[k] = from[k];
+  a.dst = dst;
+  a.C = C;
+  a.H = H;
+  a.W = W;
+  a.total = planes * H * W;
+  a.channels_last = channels_last;
+  const int64_t blocks = (a.total + kThreads - 1) / kThreads;
+  fixup_kernel<T, Acc><<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, cudaStreamTailLaunch>>>(a);
+  const cudaError_t e = cudaGetLastError();
+  // A failed launch (the device runtime out of launch slots) leaves these outputs as the fast
+  // sums gave them, and the flag clear for the next gather on this stream.
+  if (e != cudaSuccess) atomicExch(g->fixup, 0u);
+}
+
+// The end of a gather kernel, in every thread: `bad` its notes, `g` the kernel's
+// __grid_constant__ parameter.
+template <typename T, typename Acc>
+__device__ __forceinline__ void finish_gather(Acc bad, const Gather<T, Acc>& g, int64_t planes, int64_t C, int64_t H,
+                                              int64_t W, bool channels_last, T* dst) {
+  if (noted(bad)) request_fixup(&g, planes, C, H, W, channels_last, dst);
+}
+
+}  // namespace kernels
+
+}  // namespace resize
+}  // namespace twinops
