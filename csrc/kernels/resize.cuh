@@ -106,9 +106,8 @@ struct Workspace {
   //                   ifirst[in] int32, iweight[in * inv_taps] opmath (the transposed resize)
   size_t first[2], weight[2], lo[2], hi[2], ifirst[2], iweight[2];
   int32_t taps[2], inv_taps[2];
-  // 1: the inverse rows keep the windows' zero-weight taps (the CPU and CUDA backwards,
-  // whose non-finite outputs are recomputed from them: resize_nonfinite.cuh,
-  // resize_fixup.cuh); 0: nonzero taps only.
+  // 1: the inverse rows keep the windows' zero-weight taps (the CPU backward, whose
+  // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
   int32_t zero_taps;
   // The backward without zero_taps (CUDA) only: per axis the range [zlo[i], zhi[i]] of the
   // outputs that read input i, the windows' zero-weight taps included (int32 each), for the

@@ -76,14 +76,15 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const __grid_constant__
   }
 }
 
-// Starts the fix-up once per launch (the first thread to set the flag). Out of line, and `g`
-// the gather kernel's own __grid_constant__ parameter (no copy of it in the kernel): the
-// gathers pay registers for a call, not for the launch's copying.
+// Starts the fix-up once per launch (the first thread to set the flag). Inlined in the gather's
+// cold branch after its loops (called out of line it cost the same registers or more); `g` is
+// the kernel's own __grid_constant__ parameter, copied only here.
 template <typename T, typename Acc>
-__device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t planes, int64_t C, int64_t H, int64_t W,
-                                           bool channels_last, T* dst) {
+__device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t planes, int64_t C, int64_t H,
+                                              int64_t W, bool channels_last, T* dst) {
   // A plain read first: once the flag is set, the other threads skip the atomic.
-  if (g->fixup == nullptr || *reinterpret_cast<volatile unsigned*>(g->fixup) != 0u || atomicExch(g->fixup, 1u) != 0u)
+  if (g->fixup == nullptr || *reinterpret_cast<volatile unsigned*>(g->fixup) != 0u ||
+      atomicExch(g->fixup, 1u) != 0u)
     return;
   FixupArgs<T, Acc> a;
   static_assert(sizeof(Gather<T, Acc>) % sizeof(uint32_t) == 0, "copied in words");
@@ -98,7 +99,8 @@ __device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t p
   a.total = planes * H * W;
   a.channels_last = channels_last;
   const int64_t blocks = (a.total + kThreads - 1) / kThreads;
-  fixup_kernel<T, Acc><<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, cudaStreamTailLaunch>>>(a);
+  const unsigned grid = static_cast<unsigned>(blocks < 4096 ? blocks : 4096);
+  fixup_kernel<T, Acc><<<grid, kThreads, 0, cudaStreamTailLaunch>>>(a);
   const cudaError_t e = cudaGetLastError();
   // A failed launch (the device runtime out of launch slots) leaves these outputs as the fast
   // sums gave them, and the flag clear for the next gather on this stream.

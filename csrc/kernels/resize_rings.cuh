@@ -177,8 +177,8 @@ __device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc
 // registers. The sums are gather_element's (W then H), in the same order away from the edges.
 template <int TT, typename T, typename Acc>
 __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT, T>::kMinBlocks)
-    halving_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
-                   T* __restrict__ dst) {
+    halving_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW,
+                   int64_t planes, int32_t R, T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2, HALO = TT / 2 - 1, kCols = 32 * K;
   constexpr int kWarps = HalvingBlock<TT, T>::kThreads / 32;
   static_assert(HALO <= G, "the halo columns are one 16-byte chunk each side");
@@ -264,8 +264,8 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
 // pair along H: gather_element's sums, in the same order away from the edges.
 template <int TT, int NW, typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
-    doubling_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW, int64_t planes, int32_t R,
-                    T* __restrict__ dst) {
+    doubling_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, int32_t C, int32_t OH, int32_t OW,
+                    int64_t planes, int32_t R, T* __restrict__ dst) {
   constexpr int IC = kDoublingCols, OC = 2 * IC, HALO = NW / 2, kCols = 32 * OC, kWarps = kThreads / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* swx = reinterpret_cast<Acc*>(smem_raw);  // [kCols][NW]

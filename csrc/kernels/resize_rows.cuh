@@ -100,8 +100,9 @@ __global__ void __launch_bounds__(kThreads) one_tap_kernel(Gather<T, Acc> g, Par
 // registers, fixed for every plane; the thread loops over planes, then rows, with one 8-byte
 // store per row. The arithmetic is gather_element's.
 template <typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__ Gather<T, Acc> g, int32_t C, int32_t OH, int32_t OW,
-                                                         int64_t planes, T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads) pairs_kernel(const __grid_constant__ Gather<T, Acc> g, int32_t C,
+                                                         int32_t OH, int32_t OW, int64_t planes,
+                                                         T* __restrict__ dst) {
   constexpr int G = kPairLoad<T>, K = G / 2;
   const int32_t x0 = (blockIdx.x * 32 + threadIdx.x % 32) * K;
   if (x0 >= OW) return;  // OW is a multiple of K

@@ -91,8 +91,8 @@ __global__ void inverse_tables_kernel(Params p, Workspace L, char* ws) {
 }
 
 template <int TY, int TX, typename T, typename Acc, typename I>
-__global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W, I total, bool channels_last,
-                                                          T* __restrict__ dst) {
+__global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W,
+                                                          I total, bool channels_last, T* __restrict__ dst) {
   Acc bad = Acc(0);  // resize_fixup.cuh
   for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<I>(gridDim.x) * blockDim.x) {
