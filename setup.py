@@ -55,7 +55,8 @@ def _extensions():
     from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
 
     frontend = os.path.join(HERE, "csrc", "torch")
-    kernel_cu, kernel_cpp = _trt_build_module().kernel_sources(HERE)  # the plugin library's kernels too
+    trt_build = _trt_build_module()
+    kernel_cu, kernel_cpp = trt_build.kernel_sources(HERE)  # the plugin library's kernels too
     sources = _rel(kernel_cpp)
     sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
     # -ffp-contract=off: the host builds resize tables bitwise as the device does (mul_rn in
@@ -76,7 +77,7 @@ def _extensions():
         cuda_lib = os.path.join(CUDA_HOME, "lib64")
         # torch runs the device link when "nvcc_dlink" is given (its own dlink= arguments would
         # also reach setuptools, which warns about them).
-        dlink = ["-dlink", *_trt_build_module().arch_flags(os.environ["TORCH_CUDA_ARCH_LIST"]), "-Xcompiler", "-fPIC",
+        dlink = ["-dlink", *trt_build.arch_flags(os.environ["TORCH_CUDA_ARCH_LIST"]), "-Xcompiler", "-fPIC",
                  f"-L{cuda_lib}", "-lcudadevrt"]
         return [CUDAExtension("twinops._C", sources, extra_compile_args={"cxx": cxx, "nvcc": nvcc, "nvcc_dlink": dlink},
                               define_macros=[("TWINOPS_WITH_CUDA", "1")], library_dirs=[cuda_lib],

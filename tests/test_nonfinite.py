@@ -167,8 +167,8 @@ def test_resize_nearest_nonfinite_copies(device, cfg, data):
 # The CUDA kernel families at shapes that route to them (csrc/kernels/resize_launch.cuh's
 # launch_gather): staged tiles resampling W first (upscales) and H first (downscales), the
 # halving, doubling and pairs ring/row kernels, the one-tap kernel, and the per-element gather
-# (channels_last). Each stores through its own code, so each must recompute its non-finite
-# outputs (expected to fail until they do, see CUDA_PENDING).
+# (channels_last). Each stores through its own code, so each must note its non-finite outputs
+# for the fix-up (csrc/kernels/resize_fixup.cuh).
 FAMILIES = [
     ((2, 3, 64, 64), dict(scale_factor=2.0, mode="bilinear")),
     ((2, 3, 64, 64), dict(scale_factor=2.0, mode="bicubic")),
@@ -224,8 +224,9 @@ def test_cuda_families_backward_nonfinite(shape, kw, channels_last):
 def test_backward_reads_with_zero_weight(device, kw):
     # 2x upscales clamp output 0's window: it reads input 1 with weight 0 (align_corners: every
     # even output reads its neighbour with weight 0), so an infinite grad_output there gives
-    # the references NaN at input 1, which no nonzero weight connects to it: the inverse rows
-    # must keep that zero-weight tap (the CPU's do, Workspace.zero_taps).
+    # the references NaN at input 1, which no nonzero weight connects to it: the backward must
+    # see that zero-weight reader (the CPU's inverse rows keep it, Workspace.zero_taps; the
+    # CUDA fix-up reads Workspace.zlo / zhi).
     x = torch.randn(1, 2, 16, 16, device=device, requires_grad=True)
     gout = torch.randn(1, 2, 32, 32, device=device)
     gout[0, 0, 0, 5] = INF

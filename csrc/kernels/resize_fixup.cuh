@@ -4,7 +4,7 @@
 //
 // Each gather notes its stored values (one fused multiply-add per value: `bad` turns NaN once
 // any is not finite, and stays so). A thread that noted one, at the end of the kernel, sets the
-// launch's flag word, and the thread that set it first starts fixup_kernel as a tail launch
+// stream's flag word, and the thread that set it first starts fixup_kernel as a tail launch
 // (CUDA dynamic parallelism, cudaStreamTailLaunch): it runs once the whole gather grid has
 // finished, before anything queued after the gather on the stream. fixup_kernel clears the flag
 // and recomputes every output that is not finite. With every output finite, nothing is launched

@@ -10,7 +10,8 @@
 // one without differs only through padding taps, which give NaN), so a gather can test each
 // stored value and recompute the rare non-finite one here (finish_element), keeping its
 // arithmetic and speed for everything else. The CPU gather does so at each store; the CUDA
-// kernels do not (docs/perf/resize-notes.md, "Non-finite values on CUDA", says what it cost).
+// gathers only note non-finite stores and leave the recomputation to a fix-up kernel they
+// start from the device (resize_fixup.cuh).
 //
 // The reference's terms per axis: each distinct input index its taps read (clamped), with
 // the sum of those taps' weights and whether an infinite value there gives the reference
@@ -278,7 +279,7 @@ TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int
 
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the
 // reference's value (see the top of this file). The CPU gather calls it on every output it
-// stores; the CUDA kernels do not (see the top of this file).
+// stores; the CUDA fix-up (resize_fixup.cuh) calls reference_element itself.
 template <typename T, typename Acc>
 TWIN_HD Acc finish_element(const Gather<T, Acc>& g, Acc v, int64_t n, int64_t c, int64_t y, int64_t x) {
   if (finite_value(v) || g.direction == 0) return v;
