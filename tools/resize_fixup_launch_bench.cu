@@ -3,7 +3,7 @@
 // a device-side launch only when it is set; results in docs/perf/resize-notes.md, "Non-finite
 // values on CUDA").
 //
-//   nvcc -O3 -arch=sm_90 -rdc=true -std=c++17 tools/resize_fixup_launch_bench.cu -lcudadevrt \
+//   nvcc -O3 -arch=sm_90 -ewp -std=c++17 tools/resize_fixup_launch_bench.cu -lcudadevrt \
 //        -o /tmp/fixup_bench && /tmp/fixup_bench
 //
 // A stand-in for a memory-bound gather (out[i] = 0.75 * in[i] + 0.25 * in[i + 1], one float4
@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -83,10 +84,38 @@ __device__ __forceinline__ void after_last_block(State* st, Last&& last) {
   }
 }
 
-// Variants of the gather (V): 0 plain, 1 flag, 2 flag + early PDL trigger, 3 ticket, 4 tail.
+// The gather's parameters, padded to the size of resize's (a few hundred bytes, passed as a
+// __grid_constant__ and, by the variants that copy it, handed to the fix-up whole).
+struct Args {
+  const float* in;
+  float* out;
+  int64_t n4;
+  State* st;
+  uint32_t pad[64];
+};
+
+__global__ void fixup_kernel_args(const __grid_constant__ Args a) { fixup_body(a.st); }
+
+// A cold out-of-line call with a stack frame and no device runtime (the cost of a stack alone).
+__device__ __noinline__ void cold_stack_call(const Args* a) {
+  volatile uint32_t local[64];
+#pragma unroll 1
+  for (int k = 0; k < 64; ++k) local[k] = a->pad[k];
+  if (local[threadIdx.x & 63] == 12345u) atomicAdd(&a->st->fixups, 1u);
+  fixup_body(a->st);
+}
+
+// Variants of the gather (V): 0 plain, 1 flag, 2 flag + early PDL trigger, 3 ticket, 4 tail,
+// 5 cold tail (the kept design, a pointer to the fix-up), 6 the same handing over a copy of the
+// whole parameter built on the stack (as `<<<>>>` with a local struct compiles), 7 that copy
+// written straight into the launch's parameter buffer (no stack), 8 a cold call with a stack
+// frame and no launch.
 template <int V>
-__global__ void __launch_bounds__(kThreads) gather(const float* __restrict__ in, float* __restrict__ out, int64_t n4,
-                                                   State* st) {
+__global__ void __launch_bounds__(kThreads) gather(const __grid_constant__ Args args) {
+  const float* __restrict__ in = args.in;
+  float* __restrict__ out = args.out;
+  const int64_t n4 = args.n4;
+  State* st = args.st;
   if constexpr (V == 2) asm volatile("griddepcontrol.launch_dependents;");
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   bool bad = false;
@@ -101,13 +130,40 @@ __global__ void __launch_bounds__(kThreads) gather(const float* __restrict__ in,
     __stcs(reinterpret_cast<float4*>(out) + i, o);
     if constexpr (V != 0) bad = !(isfinite(o.x) && isfinite(o.y) && isfinite(o.z) && isfinite(o.w));
   }
-  if constexpr (V != 0) note_nonfinite(bad, st);
+  if constexpr (V >= 1 && V <= 4) note_nonfinite(bad, st);
   if constexpr (V == 3) after_last_block(st, [&] { fixup_body(st); });
   if constexpr (V == 4) {
     after_last_block(st, [&] {
       if (threadIdx.x == 0 && *reinterpret_cast<volatile unsigned*>(&st->flag) != 0)
         fixup_kernel<<<1, 32, 0, cudaStreamTailLaunch>>>(st);
     });
+  }
+  if constexpr (V >= 5) {
+    // No ticket: a thread that saw a value sets the flag and the first to set it acts (cold
+    // code when nothing is non-finite).
+    if (bad && *reinterpret_cast<volatile unsigned*>(&st->flag) == 0 && atomicExch(&st->flag, 1u) == 0) {
+      if constexpr (V == 5) fixup_kernel<<<1, 32, 0, cudaStreamTailLaunch>>>(st);
+      if constexpr (V == 6) {
+        Args copy;
+        const uint32_t* from = reinterpret_cast<const uint32_t*>(&args);
+        uint32_t* to = reinterpret_cast<uint32_t*>(&copy);
+#pragma unroll 1
+        for (size_t k = 0; k < sizeof(Args) / 4; ++k) to[k] = from[k];
+        fixup_kernel_args<<<1, 32, 0, cudaStreamTailLaunch>>>(copy);
+      }
+      if constexpr (V == 7) {
+        void* buf = cudaGetParameterBuffer(alignof(Args), sizeof(Args));
+        if (buf != nullptr) {
+          const uint32_t* from = reinterpret_cast<const uint32_t*>(&args);
+          uint32_t* to = static_cast<uint32_t*>(buf);
+#pragma unroll 1
+          for (size_t k = 0; k < sizeof(Args) / 4; ++k) to[k] = from[k];
+          cudaLaunchDevice(reinterpret_cast<void*>(fixup_kernel_args), buf, dim3(1), dim3(32), 0,
+                           cudaStreamTailLaunch);
+        }
+      }
+      if constexpr (V == 8) cold_stack_call(&args);
+    }
   }
 }
 
@@ -125,8 +181,11 @@ __global__ void read_all(const int4* p, int64_t n, int* sink) {
   if (acc == 0x7fffffff) *sink = acc;  // keeps the loads
 }
 
-enum Variant { kPlain, kFlag, kLaunch, kPdl, kPdlEarly, kTicket, kTail, kVariants };
-const char* kNames[kVariants] = {"plain", "flag", "flag+launch", "flag+pdl", "flag+pdl(early)", "ticket", "tail"};
+enum Variant { kPlain, kFlag, kLaunch, kPdl, kPdlEarly, kTicket, kTail, kCold, kColdStack, kColdBuffer, kStack,
+               kVariants };
+const char* kNames[kVariants] = {"plain", "flag", "flag+launch", "flag+pdl", "flag+pdl(early)", "ticket", "tail",
+                                 "cold tail", "cold tail (stack copy)", "cold tail (param buffer)",
+                                 "cold stack call"};
 
 struct Bench {
   const float* in;
@@ -149,24 +208,29 @@ struct Bench {
   }
 
   void run(int v) const {
+    Args args{in, out, n4, st, {}};
     const unsigned blocks = static_cast<unsigned>((n4 + kThreads - 1) / kThreads);
     switch (v) {
-      case kPlain: gather<0><<<blocks, kThreads, 0, s>>>(in, out, n4, st); break;
-      case kFlag: gather<1><<<blocks, kThreads, 0, s>>>(in, out, n4, st); break;
+      case kPlain: gather<0><<<blocks, kThreads, 0, s>>>(args); break;
+      case kFlag: gather<1><<<blocks, kThreads, 0, s>>>(args); break;
       case kLaunch:
-        gather<1><<<blocks, kThreads, 0, s>>>(in, out, n4, st);
+        gather<1><<<blocks, kThreads, 0, s>>>(args);
         fixup_kernel<<<1, 32, 0, s>>>(st);
         break;
       case kPdl:
-        gather<1><<<blocks, kThreads, 0, s>>>(in, out, n4, st);
+        gather<1><<<blocks, kThreads, 0, s>>>(args);
         pdl_fixup();
         break;
       case kPdlEarly:
-        gather<2><<<blocks, kThreads, 0, s>>>(in, out, n4, st);
+        gather<2><<<blocks, kThreads, 0, s>>>(args);
         pdl_fixup();
         break;
-      case kTicket: gather<3><<<blocks, kThreads, 0, s>>>(in, out, n4, st); break;
-      case kTail: gather<4><<<blocks, kThreads, 0, s>>>(in, out, n4, st); break;
+      case kTicket: gather<3><<<blocks, kThreads, 0, s>>>(args); break;
+      case kTail: gather<4><<<blocks, kThreads, 0, s>>>(args); break;
+      case kCold: gather<5><<<blocks, kThreads, 0, s>>>(args); break;
+      case kColdStack: gather<6><<<blocks, kThreads, 0, s>>>(args); break;
+      case kColdBuffer: gather<7><<<blocks, kThreads, 0, s>>>(args); break;
+      case kStack: gather<8><<<blocks, kThreads, 0, s>>>(args); break;
     }
     CHECK(cudaGetLastError());
   }
