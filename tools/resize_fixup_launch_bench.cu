@@ -16,7 +16,13 @@
 //            gather's blocks triggering it early (griddepcontrol.launch_dependents);
 //   ticket   flag + the gather's last block (an atomic ticket per block) reads and clears it;
 //   tail     ticket, and the last block starts the fix-up kernel by a device-side tail launch
-//            (CUDA dynamic parallelism: needs -rdc=true and cudadevrt) only when the flag is set.
+//            (CUDA dynamic parallelism: needs -ewp or -rdc=true, and cudadevrt) only when the flag is set;
+//   cold tail        no ticket: the first thread to set the flag starts the fix-up (resize's
+//                    design); the launch code is there but cold when nothing is non-finite;
+//   ... (stack copy) the same, handing the fix-up a copy of the gather's whole parameter built
+//                    on the stack (a few hundred bytes, as resize's FixupArgs);
+//   ... (param buffer) that copy written straight into the launch's parameter buffer (no stack);
+//   cold stack call  a cold out-of-line call with a stack frame and no launch: what a stack alone costs.
 // Every timing: CUDA events around the launches, the L2 flushed by reading 256 MiB before
 // each repetition and the GPU kept busy by a spin kernel while the host enqueues, median of
 // the repetitions. A last check runs each variant on an input with one NaN and verifies that
@@ -102,7 +108,7 @@ __device__ __noinline__ void cold_stack_call(const Args* a) {
 #pragma unroll 1
   for (int k = 0; k < 64; ++k) local[k] = a->pad[k];
   if (local[threadIdx.x & 63] == 12345u) atomicAdd(&a->st->fixups, 1u);
-  fixup_body(a->st);
+  if (atomicExch(&a->st->flag, 0u) != 0) atomicAdd(&a->st->fixups, 1u);  // this thread set it
 }
 
 // Variants of the gather (V): 0 plain, 1 flag, 2 flag + early PDL trigger, 3 ticket, 4 tail,
@@ -152,14 +158,13 @@ __global__ void __launch_bounds__(kThreads) gather(const __grid_constant__ Args 
         fixup_kernel_args<<<1, 32, 0, cudaStreamTailLaunch>>>(copy);
       }
       if constexpr (V == 7) {
-        void* buf = cudaGetParameterBuffer(alignof(Args), sizeof(Args));
+        void* buf = cudaGetParameterBufferV2(reinterpret_cast<void*>(fixup_kernel_args), dim3(1), dim3(32), 0);
         if (buf != nullptr) {
           const uint32_t* from = reinterpret_cast<const uint32_t*>(&args);
           uint32_t* to = static_cast<uint32_t*>(buf);
 #pragma unroll 1
           for (size_t k = 0; k < sizeof(Args) / 4; ++k) to[k] = from[k];
-          cudaLaunchDevice(reinterpret_cast<void*>(fixup_kernel_args), buf, dim3(1), dim3(32), 0,
-                           cudaStreamTailLaunch);
+          cudaLaunchDeviceV2(buf, cudaStreamTailLaunch);
         }
       }
       if constexpr (V == 8) cold_stack_call(&args);

@@ -68,7 +68,7 @@ size_t staged_smem(bool w_first, int tw, int th, int32_t ty, int32_t tx, int64_t
 // fixed for all planes; one barrier per plane. Tiles whose window exceeds the
 // launch's window (crops, flips, uneven tables) take the per-element gather.
 template <bool WFirst, int TW, int TY, int TX, typename T, typename Acc>
-__global__ void __launch_bounds__(kThreads, staged_min_blocks<WFirst, Acc>())
+__global__ void __launch_bounds__(kThreads, staged_register_blocks<WFirst, TY, T, Acc>())
     staged_gather_kernel(const __grid_constant__ Gather<T, Acc> g, Params p, bool own_tables, int32_t C, int32_t OH,
                          int32_t OW, int64_t planes, int32_t th, int32_t max_rows, int32_t win_cols,
                          bool vec_copy, bool vec_store, T* __restrict__ dst) {
