@@ -22,7 +22,10 @@
 //   ... (stack copy) the same, handing the fix-up a copy of the gather's whole parameter built
 //                    on the stack (a few hundred bytes, as resize's FixupArgs);
 //   ... (param buffer) that copy written straight into the launch's parameter buffer (no stack);
-//   cold stack call  a cold out-of-line call with a stack frame and no launch: what a stack alone costs.
+//   cold stack call  a cold out-of-line call with a stack frame and no launch: what a stack alone costs;
+//   strided (cold tail)  the gather as a grid-stride loop over 8 blocks per SM, plain and with
+//                    the cold tail launch (printed against the strided plain one): whether the
+//                    launch code's cost, which grows with the grid, is paid per block.
 // Every timing: CUDA events around the launches, the L2 flushed by reading 256 MiB before
 // each repetition and the GPU kept busy by a spin kernel while the host enqueues, median of
 // the repetitions. A last check runs each variant on an input with one NaN and verifies that
@@ -172,6 +175,33 @@ __global__ void __launch_bounds__(kThreads) gather(const __grid_constant__ Args 
   }
 }
 
+// The same gather as a grid-stride loop over at most `kStridedBlocksPerSm` blocks per SM,
+// without (Cold = false) and with the cold tail launch: whether the launch code's cost is per
+// block (then the strided cold variant costs about what the strided plain one does) or per
+// unit of work.
+constexpr int kStridedBlocksPerSm = 8;
+template <bool Cold>
+__global__ void __launch_bounds__(kThreads) gather_strided(const __grid_constant__ Args args) {
+  State* st = args.st;
+  bool bad = false;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < args.n4;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float4 a = reinterpret_cast<const float4*>(args.in)[i];
+    const float b = args.in[4 * i + 4];
+    float4 o;
+    o.x = 0.75f * a.x + 0.25f * a.y;
+    o.y = 0.75f * a.y + 0.25f * a.z;
+    o.z = 0.75f * a.z + 0.25f * a.w;
+    o.w = 0.75f * a.w + 0.25f * b;
+    __stcs(reinterpret_cast<float4*>(args.out) + i, o);
+    if constexpr (Cold) bad |= !(isfinite(o.x) && isfinite(o.y) && isfinite(o.z) && isfinite(o.w));
+  }
+  if constexpr (Cold) {
+    if (bad && *reinterpret_cast<volatile unsigned*>(&st->flag) == 0 && atomicExch(&st->flag, 1u) == 0)
+      fixup_kernel<<<1, 32, 0, cudaStreamTailLaunch>>>(st);
+  }
+}
+
 __global__ void spin(long long cycles) {
   const long long t0 = clock64();
   while (clock64() - t0 < cycles) {
@@ -187,10 +217,10 @@ __global__ void read_all(const int4* p, int64_t n, int* sink) {
 }
 
 enum Variant { kPlain, kFlag, kLaunch, kPdl, kPdlEarly, kTicket, kTail, kCold, kColdStack, kColdBuffer, kStack,
-               kVariants };
+               kStrided, kStridedCold, kVariants };
 const char* kNames[kVariants] = {"plain", "flag", "flag+launch", "flag+pdl", "flag+pdl(early)", "ticket", "tail",
                                  "cold tail", "cold tail (stack copy)", "cold tail (param buffer)",
-                                 "cold stack call"};
+                                 "cold stack call", "strided", "strided cold tail"};
 
 struct Bench {
   const float* in;
@@ -198,6 +228,7 @@ struct Bench {
   int64_t n4;
   State* st;
   cudaStream_t s;
+  unsigned strided_blocks;  // gather_strided's grid: kStridedBlocksPerSm per SM
 
   void pdl_fixup() const {
     cudaLaunchConfig_t cfg = {};
@@ -236,6 +267,8 @@ struct Bench {
       case kColdStack: gather<6><<<blocks, kThreads, 0, s>>>(args); break;
       case kColdBuffer: gather<7><<<blocks, kThreads, 0, s>>>(args); break;
       case kStack: gather<8><<<blocks, kThreads, 0, s>>>(args); break;
+      case kStrided: gather_strided<false><<<std::min(blocks, strided_blocks), kThreads, 0, s>>>(args); break;
+      case kStridedCold: gather_strided<true><<<std::min(blocks, strided_blocks), kThreads, 0, s>>>(args); break;
     }
     CHECK(cudaGetLastError());
   }
@@ -277,8 +310,8 @@ int main() {
     std::vector<float> host(n4 * 4 + 4);
     for (size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>((k * 2654435761u) % 1000) * 1e-3f - 0.5f;
     CHECK(cudaMemcpy(in, host.data(), sizeof(float) * host.size(), cudaMemcpyHostToDevice));
-    const Bench b{in, out, n4, st, s};
-    double plain = 0;
+    const Bench b{in, out, n4, st, s, static_cast<unsigned>(kStridedBlocksPerSm * prop.multiProcessorCount)};
+    double plain = 0, strided = 0;
     for (int v = 0; v < kVariants; ++v) {
       for (int k = 0; k < kWarmup; ++k) b.run(v);
       std::vector<float> t(kReps);
@@ -299,14 +332,17 @@ int main() {
       std::nth_element(t.begin(), t.begin() + kReps / 2, t.end());
       const double us = 1e3 * t[kReps / 2];
       if (v == kPlain) plain = us;
-      std::printf("outputs %10lld  %-16s %8.2f us  %+7.2f us vs plain\n", static_cast<long long>(n), kNames[v], us,
-                  us - plain);
+      if (v == kStrided) strided = us;
+      const bool vs_strided = v == kStridedCold;
+      std::printf("outputs %10lld  %-16s %8.2f us  %+7.2f us vs %s\n", static_cast<long long>(n), kNames[v], us,
+                  us - (vs_strided ? strided : plain), vs_strided ? "strided" : "plain");
     }
     // A NaN in the input: every variant but the plain one must notice it; the fix-up variants
     // must find it and clear the flag.
     const float nan = std::nanf("");
     CHECK(cudaMemcpy(in + 8, &nan, sizeof(float), cudaMemcpyHostToDevice));
     for (int v = kFlag; v < kVariants; ++v) {
+      if (v == kStrided) continue;  // the strided plain gather notes nothing
       CHECK(cudaMemset(st, 0, sizeof(State)));
       b.run(v);
       CHECK(cudaStreamSynchronize(s));
