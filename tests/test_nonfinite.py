@@ -237,16 +237,17 @@ def test_backward_reads_with_zero_weight(device, kw):
 
 
 def _window_box(in_len, out_len, in_index, out_index):
-    """Whether input `in_index` (a tensor) and output `out_index` (a tensor) lie within a
-    generous window of each other along one axis: the output's source coordinate within
-    16 taps (the widest padded table) of input units, scaled for downscales."""
+    """Along one axis of length in_len -> out_len: whether input `in_index` lies within a
+    generous window of output `out_index` (tensors, broadcast): within 16 input elements of
+    the output's source coordinate (the widest padded table), times the downscale factor."""
     centre = (out_index.double() + 0.5) * (in_len / out_len) - 0.5
     return (centre - in_index.double()).abs() <= 16 * max(1.0, in_len / out_len)
 
 
 def _near(shape_in, shape_out, points, outputs):
-    """Mask over `outputs`' shape (shape_out if outputs, else shape_in): the positions within
-    the window box (_window_box) of any of `points` ((n, c, y, x) on the other side)."""
+    """Boolean mask over the outputs (shape_out) if `outputs`, else over the inputs
+    (shape_in): the positions within the window (_window_box, per axis) of any of `points`,
+    (n, c, y, x) positions on the other side."""
     mask = torch.zeros(shape_out if outputs else shape_in, dtype=torch.bool)
     for n, c, y, x in points:
         ys = torch.arange(mask.shape[2])
