@@ -72,10 +72,10 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
 @pytest.mark.parametrize("source", sorted(glob.glob(os.path.join(TOOLS, "*.cu"))), ids=os.path.basename)
 def test_standalone_cuda_tools_compile(source, tmp_path):
     """The standalone CUDA tools (microbenchmarks run by hand on a GPU) compile for sm_90 as their
-    header says (relocatable device code: the tail-launch variant uses dynamic parallelism)."""
+    header says (-ewp and cudadevrt: the tail-launch variants use dynamic parallelism)."""
     nvcc = build_tools.nvcc()
     if nvcc is None:
         pytest.skip("needs nvcc (set CUDA_HOME)")
-    cmd = [nvcc, "-O3", "-arch=sm_90", "-rdc=true", "-std=c++17", source, "-lcudadevrt", "-o", str(tmp_path / "tool")]
+    cmd = [nvcc, "-O3", "-arch=sm_90", "-ewp", "-std=c++17", source, "-lcudadevrt", "-o", str(tmp_path / "tool")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
