@@ -786,6 +786,21 @@ def test_more_than_2_31_elements():
     assert gi.float().sum().item() == 2 * 16384 * 16384
 
 
+@pytest.mark.slow
+@cuda
+def test_32_bit_index_path_up_to_2_31_elements():
+    # 2 * 32768 * 32767 = 2^31 - 131072 output elements, channels_last: the per-element gather
+    # with 32-bit indices, whose grid-stride step once overflowed past the last elements.
+    x = torch.empty(1, 2, 16384, 16384, dtype=torch.float16, device="cuda")
+    x.normal_(generator=torch.Generator("cuda").manual_seed(1))
+    x = x.contiguous(memory_format=torch.channels_last)
+    kw = dict(size=(32768, 32767), mode="bilinear")
+    ours = twinops.interpolate(x, **kw)
+    assert 2**31 - 2**28 < ours.numel() < 2**31 - 1
+    ref = F.interpolate(x, **kw)
+    torch.testing.assert_close(ours, ref, atol=2e-3, rtol=2e-3)
+
+
 # ---------------------------------------------------------------------------------------
 # bad input: clear errors naming the argument
 # ---------------------------------------------------------------------------------------

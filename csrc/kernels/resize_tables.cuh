@@ -94,8 +94,10 @@ template <int TY, int TX, typename T, typename Acc, typename I>
 __global__ void __launch_bounds__(kThreads) gather_kernel(const __grid_constant__ Gather<T, Acc> g, I C, I H, I W,
                                                           I total, bool channels_last, T* __restrict__ dst) {
   Acc bad = Acc(0);  // resize_fixup.cuh
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  // The step stops at `total` rather than stepping past it, which could overflow I.
   for (I idx = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += static_cast<I>(gridDim.x) * blockDim.x) {
+       idx = idx < total - stride ? idx + stride : total) {
     I n, c, y, x;
     decompose<I>(idx, C, H, W, channels_last, &n, &c, &y, &x);
     const Acc v = gather_element<TY, TX>(g, n, c, y, x);
