@@ -77,8 +77,9 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const __grid_constant__
 }
 
 // Starts the fix-up once per launch (the first thread to set the flag). Inlined in the gather's
-// cold branch after its loops (called out of line it cost the same registers or more); `g` is
-// the kernel's own __grid_constant__ parameter, copied only here.
+// cold branch after its loops (called out of line it cost the same registers or more, but may
+// leave the loops' code as it was without the launch: docs/perf/resize-notes.md, "Open");
+// `g` is the kernel's own __grid_constant__ parameter, copied only here.
 template <typename T, typename Acc>
 __device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t planes, int64_t C, int64_t H,
                                               int64_t W, bool channels_last, T* dst) {
