@@ -79,3 +79,27 @@ def test_standalone_cuda_tools_compile(source, tmp_path):
     cmd = [nvcc, "-O3", "-arch=sm_90", "-ewp", "-std=c++17", source, "-lcudadevrt", "-o", str(tmp_path / "tool")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
+
+
+def _sass(body: str) -> str:
+    """A cuobjdump -sass dump of one kernel `_Z1kv` whose instructions are `body` (';'-separated)."""
+    lines = ["\tcode for sm_90", "\t\tFunction : _Z1kv"]
+    for i, ins in enumerate(s.strip() for s in body.split(";") if s.strip()):
+        lines.append(f"        /*{16 * i:04x}*/                   {ins} ;")
+    return "\n".join(lines) + "\n"
+
+
+def test_sass_loops_compares_the_hot_loop(tmp_path, capsys):
+    import sass_loops
+
+    loop = "MOV R1, R2; FFMA R2, R3, R4, R5; IMAD R6, R7, R8, R9; FFMA R2, R3, R4, R5; @P0 BRA 0x10; EXIT"
+    moved = "MOV R1, R2; IMAD R6, R7, R8, R9; FFMA R2, R3, R4, R5; FFMA R2, R3, R4, R5; @P0 BRA 0x10; EXIT"
+    assert sass_loops.hot_loops(sass_loops.functions(_sass(loop))["_Z1kv"]) == [["FFMA", "IMAD", "FFMA", "BRA"]]
+    paths = []
+    for name, body in [("ref", loop), ("same", loop.replace("R2", "R12")), ("moved", moved)]:
+        paths.append(str(tmp_path / f"{name}.sass"))
+        (tmp_path / f"{name}.sass").write_text(_sass(body))
+    assert sass_loops.main(paths + ["--family", "k"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    # registers do not count; the order does
+    assert row[:5] == ["k", "1/1", "1.000", "0/1", "0.750"], row
