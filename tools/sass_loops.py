@@ -12,7 +12,8 @@ are taken as its hot loops, as opcode sequences (registers and predicates droppe
 matched against REF's with difflib: 1.0 means the same instructions in the same order. Per
 ``--family`` regex over the demangled names (default: one family per kernel template name),
 the tool prints how many kernels match REF exactly and the median match, one column per
-OTHER build. Names are shown without namespaces, e.g. ``halving_kernel<8, __half, float>``. ``--show REGEX`` also lists the matching kernels one by one.
+OTHER build. Names are shown without namespaces, e.g. ``halving_kernel<8, __half, float>``.
+``--show REGEX`` also lists the matching kernels one by one.
 
 Why: a cold branch that is never taken (a device-side launch, say) can change how ptxas
 compiles a whole kernel; comparing the loops tells which builds compile the hot code alike
@@ -62,6 +63,7 @@ def functions(text: str) -> Dict[str, List[tuple]]:
 
 
 def opcode(ins: str) -> str:
+    """The opcode of one instruction, without its predicate: ``@!P0 BRA 0x10`` -> ``BRA``."""
     return re.sub(r"^@!?U?P\w+\s+", "", ins).split()[0]
 
 
@@ -71,8 +73,9 @@ def hot_loops(ins: List[tuple], count: int = 2) -> List[List[str]]:
     loops = []
     for i, (a, s) in enumerate(ins):
         m = re.search(r"\bBRA\b.*?(0x[0-9a-f]+)", s)
-        if m and int(m.group(1), 16) < a and int(m.group(1), 16) in index:
-            body = [opcode(x) for _, x in ins[index[int(m.group(1), 16)]:i + 1]]
+        target = int(m.group(1), 16) if m else a
+        if target < a and target in index:
+            body = [opcode(x) for _, x in ins[index[target]:i + 1]]
             loops.append((sum(op == "FFMA" for op in body), body))
     loops.sort(key=lambda l: -l[0])
     return [body for _, body in loops[:count]]
