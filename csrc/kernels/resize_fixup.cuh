@@ -1,16 +1,17 @@
 // The CUDA gathers' non-finite fix-up: outputs that come out NaN or +-Inf are recomputed with
-// the reference's own terms (resize_nonfinite.cuh says why the fast sums differ there), at no
-// cost to a gather whose outputs are all finite.
+// the reference's own terms (resize_nonfinite.cuh says why the fast sums differ there).
 //
 // Each gather notes its stored values (one fused multiply-add per value: `bad` turns NaN once
 // any is not finite, and stays so). A thread that noted one, at the end of the kernel, sets the
 // stream's flag word, and the thread that set it first starts fixup_kernel as a tail launch
 // (CUDA dynamic parallelism, cudaStreamTailLaunch): it runs once the whole gather grid has
 // finished, before anything queued after the gather on the stream. fixup_kernel clears the flag
-// and recomputes every output that is not finite. With every output finite, nothing is launched
-// and the gather has only paid for the notes. Measured alternatives (a second kernel after every
-// gather, a programmatic dependent launch, a last-block ticket, a per-thread call): see
-// docs/perf/resize-notes.md, "Non-finite values on CUDA".
+// and recomputes every output that is not finite. With every output finite, nothing is launched.
+// The gather still pays for being able to launch: 0.5-1.5 us per call on the H200, whatever
+// the launch code looks like. The device runtime costs that to any kernel that can launch.
+// Measured alternatives (a second kernel after every gather, a programmatic dependent launch, a
+// last-block ticket, a per-thread call) and the one left (a recompute per block, without the
+// device runtime): docs/perf/resize-notes.md, "Non-finite values on CUDA".
 //
 // The flag is one zeroed device word per (device, stream) (stream_word.h): calls on one stream
 // are ordered, and the fix-up has cleared it before the next gather on that stream starts.
@@ -77,9 +78,9 @@ __global__ void __launch_bounds__(kThreads) fixup_kernel(const __grid_constant__
 }
 
 // Starts the fix-up once per launch (the first thread to set the flag). Inlined in the gather's
-// cold branch after its loops (called out of line it cost the same registers or more, but may
-// leave the loops' code as it was without the launch: docs/perf/resize-notes.md, "Open");
-// `g` is the kernel's own __grid_constant__ parameter, copied only here.
+// cold branch after its loops. Out of line it gave the ring kernels' loops back their code
+// without the launch, but timed slower (docs/perf/resize-notes.md, "The device runtime, not the
+// code"). `g` is the kernel's own __grid_constant__ parameter, copied only here.
 template <typename T, typename Acc>
 __device__ __forceinline__ void request_fixup(const Gather<T, Acc>* g, int64_t planes, int64_t C, int64_t H,
                                               int64_t W, bool channels_last, T* dst) {
