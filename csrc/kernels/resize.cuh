@@ -110,8 +110,8 @@ struct Workspace {
   // non-finite outputs are recomputed from them: resize_nonfinite.cuh); 0: nonzero taps only.
   int32_t zero_taps;
   // The backward without zero_taps (CUDA) only: per axis the range [zlo[i], zhi[i]] of the
-  // outputs that read input i, the windows' zero-weight taps included (int32 each), for the
-  // fix-up (resize_fixup.cuh); 0 where absent.
+  // outputs that read input i with a zero-weight window tap (int32 each; empty, INT32_MAX
+  // and -1, where none does), for the fix-up (resize_fixup.cuh); 0 where absent.
   size_t zlo[2], zhi[2];
   size_t bytes;
 };
@@ -616,8 +616,8 @@ struct Gather {
   // The CUDA gathers' fix-up flag (resize_fixup.cuh): one zeroed device word per stream; null
   // on the CPU and in bare gathers.
   unsigned* fixup = nullptr;
-  // The CUDA backward's reader ranges (Workspace.zlo / zhi: the readers of input i with the
-  // windows' zero-weight taps; lo / hi: without them); null elsewhere, where the inverse rows
+  // The CUDA backward's reader ranges (Workspace.zlo / zhi: the readers of input i with a
+  // zero-weight window tap; lo / hi: the others); null elsewhere, where the inverse rows
   // themselves keep the zero-weight taps (Workspace.zero_taps).
   const int32_t* zlo[2] = {nullptr, nullptr};
   const int32_t* zhi[2] = {nullptr, nullptr};

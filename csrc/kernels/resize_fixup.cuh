@@ -52,11 +52,11 @@ struct FixupArgs {
   bool channels_last;
 };
 
-// Whether input i along axis k is read by an output with weight 0 only there (a reader the
-// backward's inverse rows leave out: Gather.zlo / lo).
+// Whether input i along axis k is read with weight 0 by an output outside the range of its
+// other readers (a reader the backward's inverse rows leave out: Gather.zlo / lo).
 template <typename T, typename Acc>
 __device__ bool zero_reader(const Gather<T, Acc>& g, int k, int64_t i) {
-  return g.zlo[k] != nullptr && (g.zlo[k][i] != g.lo[k][i] || g.zhi[k][i] != g.hi[k][i]);
+  return g.zlo[k] != nullptr && (g.zlo[k][i] < g.lo[k][i] || g.zhi[k][i] > g.hi[k][i]);
 }
 
 // Recomputes, with the reference's terms, every output of a.dst that is not finite; in the

@@ -231,9 +231,10 @@ TWIN_HD RefTerm<W> reference_term_at(const Params& p, const Axis& a, int64_t d, 
 // rows, which keep the windows' zero-weight taps there (Workspace.zero_taps: the CPU's do).
 template <typename T, typename Acc>
 TWIN_HD void reference_readers(const Gather<T, Acc>& g, int k, int64_t i, int64_t* lo, int64_t* hi) {
-  if (g.zlo[k] != nullptr) {
-    *lo = g.zlo[k][i];
-    *hi = g.zhi[k][i];
+  if (g.zlo[k] != nullptr) {  // the zero-weight readers' range joined with the others'
+    const int32_t zlo = g.zlo[k][i], zhi = g.zhi[k][i], nlo = g.lo[k][i], nhi = g.hi[k][i];
+    *lo = zlo < nlo ? zlo : nlo;
+    *hi = zhi > nhi ? zhi : nhi;
     return;
   }
   const int32_t first = (k == 0 ? g.fy : g.fx)[i];

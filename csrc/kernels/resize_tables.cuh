@@ -67,11 +67,15 @@ __global__ void scatter_ranges_kernel(Params p, Workspace L, char* ws) {
     const Acc w = weight[d * taps + t];
     if (padding_weight(w)) continue;
     const int32_t idx = tap_index(first[d], t, static_cast<int32_t>(a.in));
-    if (zlo != nullptr) {  // every reader, for the fix-up (resize_fixup.cuh)
-      atomicMin(zlo + idx, static_cast<int32_t>(d));
-      atomicMax(zhi + idx, static_cast<int32_t>(d));
+    if (w == Acc(0) && L.zero_taps == 0) {
+      // The zero-weight readers, for the fix-up (resize_fixup.cuh), apart from the others:
+      // scattering every reader twice cost the bicubic-antialias 1080p 0.5x backward 1.7 us.
+      if (zlo != nullptr) {
+        atomicMin(zlo + idx, static_cast<int32_t>(d));
+        atomicMax(zhi + idx, static_cast<int32_t>(d));
+      }
+      continue;
     }
-    if (w == Acc(0) && L.zero_taps == 0) continue;
     atomicMin(lo + idx, static_cast<int32_t>(d));
     atomicMax(hi + idx, static_cast<int32_t>(d));
   }
