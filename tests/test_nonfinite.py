@@ -295,12 +295,66 @@ def test_cuda_fixup_leaves_other_outputs_bitwise(shape, kw):
     torch.testing.assert_close(ga[fin & near], gb[fin & near], atol=1e-6, rtol=1e-6)
 
 
+def _cuda_kernels(fn):
+    """The names of the CUDA kernels fn() runs (torch profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        result = fn()
+        torch.cuda.synchronize()
+    names = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    return result, names
+
+
+# The ring kernels gather forwards only and recompute their own non-finite outputs without
+# starting fixup_kernel (resize_fixup.cuh, fix_own_rect). Several hundred planes, so that
+# each block loops over planes (for_planes) and must recompute in every plane it visited;
+# float32 two taps at three blocks per SM, the 4-warp float32 8-tap block, 2-byte elements.
+RINGS = [
+    ("halving_kernel", (2, 300, 8, 32), dict(scale_factor=0.5, mode="bilinear"), torch.float32),
+    ("halving_kernel", (2, 300, 8, 64), dict(scale_factor=0.5, mode="bicubic"), torch.float16),
+    ("halving_kernel", (2, 300, 8, 32), dict(scale_factor=0.5, mode="bicubic", antialias=True), torch.float32),
+    ("halving_kernel", (1, 2, 64, 64), dict(scale_factor=0.5, mode="bicubic", antialias=True), torch.bfloat16),
+    ("doubling_kernel", (2, 300, 4, 16), dict(scale_factor=2.0, mode="bicubic"), torch.float16),
+    ("doubling_kernel", (1, 2, 40, 64), dict(scale_factor=2.0, mode="bilinear"), torch.bfloat16),
+]
+
+
 @pytest.mark.cuda
-def test_cuda_graph_replay_fixes_up():
-    """The device-side fix-up launch works inside a captured CUDA graph: each replay puts NaN
-    and Inf where F.interpolate does for that replay's input (the flag word of the capture
-    stream is allocated during capture, and the fix-up clears it every time)."""
-    kw = dict(scale_factor=0.5, mode="bicubic")
+@pytest.mark.parametrize("kernel,shape,kw,dtype", RINGS, ids=[f"{k}-{s}-{w}-{d}" for k, s, w, d in RINGS])
+def test_cuda_ring_kernels_fix_their_own_outputs(kernel, shape, kw, dtype):
+    x = _sprinkle(shape, 8, 40).to(dtype).cuda()
+    ours, names = _cuda_kernels(lambda: twinops.interpolate(x, **kw))
+    assert any(kernel in n for n in names), f"{shape} {kw} {dtype} ran {sorted(names)}, not {kernel}"
+    assert not any("fixup_kernel" in n for n in names), f"{kernel} started fixup_kernel: {sorted(names)}"
+    tol = 2e-5 if dtype == torch.float32 else 2e-2
+    assert_same_nonfinite(ours, F.interpolate(x, **kw), tol, tol, f"{shape} {kw} {dtype}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kernel,kw", [("halving_kernel", dict(scales=[1, 1, 0.5, 0.5], mode="cubic")),
+                                       ("halving_kernel", dict(scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1)),
+                                       ("doubling_kernel", dict(scales=[1, 1, 2, 2], mode="cubic"))], ids=str)
+def test_cuda_ring_kernels_onnx_nonfinite(kernel, kw):
+    # The resize frontend: the recomputed outputs are onnx.reference's (float64 weights).
+    x = _sprinkle((1, 3, 16, 32), 9, 10).half().cuda()
+    ours, names = _cuda_kernels(lambda: twinops.resize(x, **kw))
+    assert any(kernel in n for n in names), f"{kw} ran {sorted(names)}, not {kernel}"
+    ref = onnx_reference(x.double().cpu(), **kw)
+    big = torch.finfo(torch.float64).max  # saturate_cast's +-Inf (test_resize_nonfinite_matches_onnx_reference)
+    ref = torch.where(ref == big, INF, torch.where(ref == -big, -INF, ref))
+    assert_same_nonfinite(ours, ref, 2e-2, 2e-2, f"{kw}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kw", [dict(scale_factor=0.5, mode="bicubic"), dict(size=(40, 32), mode="bilinear")],
+                         ids=["ring", "tail-launch"])
+def test_cuda_graph_replay_fixes_up(kw):
+    """The fix-ups work inside a captured CUDA graph, the ring kernels' own recompute and the
+    staged tiles' device-side launch: each replay puts NaN and Inf where F.interpolate does for
+    that replay's input (the flag word of the capture stream is allocated during capture, and
+    the fix-up clears it every time)."""
     static_in = _sprinkle((2, 3, 64, 64), 3, 12).float().cuda()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):

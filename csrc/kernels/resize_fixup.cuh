@@ -2,16 +2,21 @@
 // the reference's own terms (resize_nonfinite.cuh says why the fast sums differ there).
 //
 // Each gather notes its stored values (one fused multiply-add per value: `bad` turns NaN once
-// any is not finite, and stays so). A thread that noted one, at the end of the kernel, sets the
-// stream's flag word, and the thread that set it first starts fixup_kernel as a tail launch
-// (CUDA dynamic parallelism, cudaStreamTailLaunch): it runs once the whole gather grid has
-// finished, before anything queued after the gather on the stream. fixup_kernel clears the flag
-// and recomputes every output that is not finite. With every output finite, nothing is launched.
-// The gather still pays for being able to launch: 0.5-1.5 us per call on the H200, whatever
-// the launch code looks like. The device runtime costs that to any kernel that can launch.
+// any is not finite, and stays so). Then, two ways:
+// - The ring kernels (forward only) recompute their own non-finite outputs, thread by thread
+//   (finish_ring).
+// - The other gathers (staged tiles, pairs, per-element; the backward too, whose zero-weight
+//   readers may belong to another block) start fixup_kernel from the device. A thread that
+//   noted a value, at the end of the kernel, sets the stream's flag word, and the thread that
+//   set it first starts fixup_kernel as a tail launch (CUDA dynamic parallelism,
+//   cudaStreamTailLaunch): it runs once the whole gather grid has finished, before anything
+//   queued after the gather on the stream. fixup_kernel clears the flag and recomputes every
+//   output that is not finite. With every output finite, nothing is launched. The gather
+//   still pays for being able to launch: 0.5-1.5 us per call on the H200, whatever the launch
+//   code looks like; the device runtime costs that to any kernel that can launch.
 // Measured alternatives (a second kernel after every gather, a programmatic dependent launch, a
-// last-block ticket, a per-thread call) and the one left (a recompute per block, without the
-// device runtime): docs/perf/resize-notes.md, "Non-finite values on CUDA".
+// last-block ticket, a per-thread call in every gather): docs/perf/resize-notes.md,
+// "Non-finite values on CUDA".
 //
 // The flag is one zeroed device word per (device, stream) (stream_word.h): calls on one stream
 // are ordered, and the fix-up has cleared it before the next gather on that stream starts.
@@ -115,6 +120,57 @@ template <typename T, typename Acc>
 __device__ __forceinline__ void finish_gather(Acc bad, const Gather<T, Acc>& g, int64_t planes, int64_t C, int64_t H,
                                               int64_t W, bool channels_last, T* dst) {
   if (noted(bad)) request_fixup(&g, planes, C, H, W, channels_last, dst);
+}
+
+// The ring kernels' fix-up, without the device runtime: they gather forwards only, so an
+// output's reference value depends on no other thread's output, and a thread that noted a
+// non-finite store recomputes its own outputs that are not finite, re-reading them from dst
+// (its own stores). Out of line, so that under the ring kernels' register bound the callee
+// spills and the loops keep their code; where the call goes is per kernel, as measured
+// (docs/perf/resize-notes.md, "Non-finite values on CUDA" / "The ring kernels recompute their
+// own outputs"): halving_kernel calls once over its rectangle (a call per output spilled up to
+// 472 bytes around it); doubling_kernel calls per output from an inlined loop (one call over
+// the rectangle made its 5-row rings 14% slower at (8, 64, 256, 256)).
+template <typename T, typename Acc>
+__device__ __noinline__ void fix_element(const Gather<T, Acc>* g, int32_t C, int64_t plane, int32_t y, int32_t x,
+                                         T* q) {
+  if (!finite_value(Convert<T>::template load<Acc>(*q)))
+    *q = Convert<T>::template store<Acc>(reference_forward_element<T, Acc>(*g, plane / C, plane % C, y, x));
+}
+
+// Calls fix(plane, y, x, q) on the thread's outputs: rows [y0, y1) x columns [x0, x1) of every
+// plane it visited (for_planes' walk), q the output's address.
+template <typename T, typename Fix>
+__device__ __forceinline__ void for_own_outputs(int64_t planes, int32_t OH, int32_t OW, int32_t y0, int32_t y1,
+                                                int32_t x0, int32_t x1, T* dst, Fix&& fix) {
+  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
+    T* out = dst + plane * OH * OW;
+    for (int32_t y = y0; y < y1; ++y)
+      for (int32_t x = x0; x < x1; ++x) fix(plane, y, x, out + static_cast<int64_t>(y) * OW + x);
+  }
+}
+
+template <typename T, typename Acc>
+__device__ __noinline__ void fix_own_outputs(const Gather<T, Acc>* g, int32_t C, int64_t planes, int32_t OH,
+                                             int32_t OW, int32_t y0, int32_t y1, int32_t x0, int32_t x1, T* dst) {
+  for_own_outputs(planes, OH, OW, y0, y1, x0, x1, dst, [&](int64_t plane, int32_t y, int32_t x, T* q) {
+    if (!finite_value(Convert<T>::template load<Acc>(*q)))
+      *q = Convert<T>::template store<Acc>(reference_forward_element<T, Acc>(*g, plane / C, plane % C, y, x));
+  });
+}
+
+// The end of a ring kernel, in every thread: `bad` its notes, `g` the kernel's
+// __grid_constant__ parameter, [y0, y1) x [x0, x1) its outputs in each of its planes;
+// PerElement: one call per output (above).
+template <bool PerElement, typename T, typename Acc>
+__device__ __forceinline__ void finish_ring(Acc bad, const Gather<T, Acc>& g, int32_t C, int64_t planes, int32_t OH,
+                                            int32_t OW, int32_t y0, int32_t y1, int32_t x0, int32_t x1, T* dst) {
+  if (!noted(bad) || g.direction != 1) return;
+  if constexpr (PerElement)
+    for_own_outputs(planes, OH, OW, y0, y1, x0, x1, dst,
+                    [&](int64_t plane, int32_t y, int32_t x, T* q) { fix_element(&g, C, plane, y, x, q); });
+  else
+    fix_own_outputs(&g, C, planes, OH, OW, y0, y1, x0, x1, dst);
 }
 
 }  // namespace kernels

@@ -270,12 +270,18 @@ TWIN_HD Acc reference_backward(const Gather<T, Acc>& g, int64_t n, int64_t c, in
   return acc;
 }
 
+// The reference's value of output (n, c, y, x) of a forward gather g: weighed in opmath for
+// F.interpolate, in float64 for onnx.reference.
+template <typename T, typename Acc>
+TWIN_HD Acc reference_forward_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
+  return g.params.pytorch ? reference_forward<Acc>(g, n, c, y, x) : reference_forward<double>(g, n, c, y, x);
+}
+
 // The reference's value of output (n, c, y, x) of gather g (forward or backward).
 template <typename T, typename Acc>
 TWIN_HD Acc reference_element(const Gather<T, Acc>& g, int64_t n, int64_t c, int64_t y, int64_t x) {
-  if (g.params.pytorch)
-    return g.direction == 2 ? reference_backward<Acc>(g, n, c, y, x) : reference_forward<Acc>(g, n, c, y, x);
-  return g.direction == 2 ? reference_backward<double>(g, n, c, y, x) : reference_forward<double>(g, n, c, y, x);
+  if (g.direction != 2) return reference_forward_element<T, Acc>(g, n, c, y, x);
+  return g.params.pytorch ? reference_backward<Acc>(g, n, c, y, x) : reference_backward<double>(g, n, c, y, x);
 }
 
 // A gathered value as stored: v where it is finite (or the gather is a bare one), else the

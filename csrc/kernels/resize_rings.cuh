@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     };
     rotate_rows<A>(y, y_end, buf, row);
   });
-  finish_gather(bad, g, planes, C, OH, OW, false, dst);
+  finish_ring<false>(bad, g, C, planes, OH, OW, y_begin, y_end, x0, x0 + K, dst);
 }
 
 // Exact 2x upscaling of both axes with every output's window around its input (see
@@ -335,7 +335,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     };
     rotate_rows<A>(i_begin, i_end, buf, row);
   });
-  finish_gather(bad, g, planes, C, OH, OW, false, dst);
+  finish_ring<true>(bad, g, C, planes, OH, OW, 2 * i_begin, 2 * i_end, 2 * c0, 2 * c0 + OC, dst);
 }
 
 }  // namespace kernels
