@@ -308,7 +308,7 @@ def _cuda_kernels(fn):
 
 
 # The ring kernels gather forwards only and recompute their own non-finite outputs without
-# starting fixup_kernel (resize_fixup.cuh, fix_own_rect). Several hundred planes, so that
+# starting fixup_kernel (resize_fixup.cuh, finish_ring). Several hundred planes, so that
 # each block loops over planes (for_planes) and must recompute in every plane it visited;
 # float32 two taps at three blocks per SM, the 4-warp float32 8-tap block, 2-byte elements.
 RINGS = [
@@ -351,10 +351,10 @@ def test_cuda_ring_kernels_onnx_nonfinite(kernel, kw):
 @pytest.mark.parametrize("kw", [dict(scale_factor=0.5, mode="bicubic"), dict(size=(40, 32), mode="bilinear")],
                          ids=["ring", "tail-launch"])
 def test_cuda_graph_replay_fixes_up(kw):
-    """The fix-ups work inside a captured CUDA graph, the ring kernels' own recompute and the
-    staged tiles' device-side launch: each replay puts NaN and Inf where F.interpolate does for
-    that replay's input (the flag word of the capture stream is allocated during capture, and
-    the fix-up clears it every time)."""
+    """The fix-ups work inside a captured CUDA graph, the ring kernels' own recompute (0.5x:
+    halving_kernel) and the other gathers' device-side launch (64x64 -> 40x32: pairs_kernel):
+    each replay puts NaN and Inf where F.interpolate does for that replay's input (the flag word
+    of the capture stream is allocated during capture, and the fix-up clears it every time)."""
     static_in = _sprinkle((2, 3, 64, 64), 3, 12).float().cuda()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):

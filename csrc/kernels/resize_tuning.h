@@ -123,7 +123,7 @@ struct HalvingBlock {
   static constexpr bool kWide = TT == 8 && std::is_same_v<T, float>;
   static constexpr int kThreads = kWide ? 128 : twinops::resize::kThreads;
   // float32's two taps fit 80 registers: three blocks per SM, as before the fix-up's callee
-  // (resize_fixup.cuh, fix_own_rect) would take them to 118.
+  // (resize_fixup.cuh, fix_own_outputs) would take them to 118.
   static constexpr bool kThree = TT == 2 && std::is_same_v<T, float>;
   static constexpr int kMinBlocks =
       kWide ? blocks_at_registers(128, 168) : (kThree ? blocks_at_registers(kThreads, 80) : kRingMinBlocks);
