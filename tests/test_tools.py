@@ -95,6 +95,11 @@ def test_sass_loops_compares_the_hot_loop(tmp_path, capsys):
     loop = "MOV R1, R2; FFMA R2, R3, R4, R5; IMAD R6, R7, R8, R9; FFMA R2, R3, R4, R5; @P0 BRA 0x10; EXIT"
     moved = "MOV R1, R2; IMAD R6, R7, R8, R9; FFMA R2, R3, R4, R5; FFMA R2, R3, R4, R5; @P0 BRA 0x10; EXIT"
     assert sass_loops.hot_loops(sass_loops.functions(_sass(loop))["_Z1kv"]) == [["FFMA", "IMAD", "FFMA", "BRA"]]
+    # A callee listed after the kernel's body (a CALL.REL target), with a loop of more FFMA
+    # than the kernel's: not a hot loop of the kernel.
+    called = ("MOV R1, R2; FFMA R2, R3, R4, R5; @P0 BRA 0x10; CALL.REL.NOINC 0x50; EXIT;"
+              "FFMA R2, R3, R4, R5; FFMA R2, R3, R4, R5; FFMA R2, R3, R4, R5; @P1 BRA 0x50; RET.REL.NODEC R20 0x0")
+    assert sass_loops.hot_loops(sass_loops.functions(_sass(called))["_Z1kv"]) == [["FFMA", "BRA"]]
     paths = []
     for name, body in [("ref", loop), ("same", loop.replace("R2", "R12")), ("moved", moved)]:
         paths.append(str(tmp_path / f"{name}.sass"))

@@ -8,7 +8,8 @@ which needs ``nvdisasm``: both ship with the CUDA toolkit, or as the PyPI wheels
 PATH), or a saved ``cuobjdump -sass`` dump (``*.sass``).
 
 For every kernel present in all builds, the two loops (backward branches) with the most FFMA
-are taken as its hot loops, as opcode sequences (registers and predicates dropped), and
+in its own code (not in the out-of-line callees cuobjdump lists inside it) are taken as its hot
+loops, as opcode sequences (registers and predicates dropped), and
 matched against REF's with difflib: 1.0 means the same instructions in the same order. Per
 ``--family`` regex over the demangled names (default: one family per kernel template name),
 the tool prints how many kernels match REF exactly and the median match, one column per
@@ -70,13 +71,18 @@ def opcode(ins: str) -> str:
 
 
 def hot_loops(ins: List[tuple], count: int = 2) -> List[List[str]]:
-    """The ``count`` loop bodies (target .. backward branch) with the most FFMA, as opcodes."""
+    """The ``count`` loop bodies (target .. backward branch) with the most FFMA, as opcodes,
+    in the kernel's own code: before its first subroutine. cuobjdump lists a kernel's
+    out-of-line callees (``CALL.REL`` targets) inside it, after its body; a cold callee's loops
+    (or a branch back across callees) would otherwise count as the kernel's."""
     index = {a: i for i, (a, _) in enumerate(ins)}
+    calls = [int(t, 16) for _, s in ins for t in re.findall(r"\bCALL\.REL\S*\s+(0x[0-9a-f]+)", s)]
+    end = min(calls, default=float("inf"))
     loops = []
     for i, (a, s) in enumerate(ins):
         m = re.search(r"\bBRA\b.*?(0x[0-9a-f]+)", s)
         target = int(m.group(1), 16) if m else a
-        if target < a and target in index:
+        if target < a < end and target in index:
             body = [opcode(x) for _, x in ins[index[target]:i + 1]]
             loops.append((sum(op == "FFMA" for op in body), body))
     loops.sort(key=lambda l: -l[0])

@@ -132,10 +132,16 @@ __device__ __forceinline__ void finish_gather(Acc bad, const Gather<T, Acc>& g, 
 // 472 bytes around it); doubling_kernel calls per output from an inlined loop (one call over
 // the rectangle made its 5-row rings 14% slower at (8, 64, 256, 256)).
 template <typename T, typename Acc>
+__device__ __forceinline__ void fix_if_not_finite(const Gather<T, Acc>& g, int32_t C, int64_t plane, int32_t y,
+                                                  int32_t x, T* q) {
+  if (!finite_value(Convert<T>::template load<Acc>(*q)))
+    *q = Convert<T>::template store<Acc>(reference_forward_element<T, Acc>(g, plane / C, plane % C, y, x));
+}
+
+template <typename T, typename Acc>
 __device__ __noinline__ void fix_element(const Gather<T, Acc>* g, int32_t C, int64_t plane, int32_t y, int32_t x,
                                          T* q) {
-  if (!finite_value(Convert<T>::template load<Acc>(*q)))
-    *q = Convert<T>::template store<Acc>(reference_forward_element<T, Acc>(*g, plane / C, plane % C, y, x));
+  fix_if_not_finite(*g, C, plane, y, x, q);
 }
 
 // Calls fix(plane, y, x, q) on the thread's outputs: rows [y0, y1) x columns [x0, x1) of every
@@ -153,10 +159,8 @@ __device__ __forceinline__ void for_own_outputs(int64_t planes, int32_t OH, int3
 template <typename T, typename Acc>
 __device__ __noinline__ void fix_own_outputs(const Gather<T, Acc>* g, int32_t C, int64_t planes, int32_t OH,
                                              int32_t OW, int32_t y0, int32_t y1, int32_t x0, int32_t x1, T* dst) {
-  for_own_outputs(planes, OH, OW, y0, y1, x0, x1, dst, [&](int64_t plane, int32_t y, int32_t x, T* q) {
-    if (!finite_value(Convert<T>::template load<Acc>(*q)))
-      *q = Convert<T>::template store<Acc>(reference_forward_element<T, Acc>(*g, plane / C, plane % C, y, x));
-  });
+  for_own_outputs(planes, OH, OW, y0, y1, x0, x1, dst,
+                  [&](int64_t plane, int32_t y, int32_t x, T* q) { fix_if_not_finite(*g, C, plane, y, x, q); });
 }
 
 // The end of a ring kernel, in every thread: `bad` its notes, `g` the kernel's
