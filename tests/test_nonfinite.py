@@ -318,6 +318,11 @@ RINGS = [
     ("halving_kernel", (1, 2, 64, 64), dict(scale_factor=0.5, mode="bicubic", antialias=True), torch.bfloat16),
     ("doubling_kernel", (2, 300, 4, 16), dict(scale_factor=2.0, mode="bicubic"), torch.float16),
     ("doubling_kernel", (1, 2, 40, 64), dict(scale_factor=2.0, mode="bilinear"), torch.bfloat16),
+    # 2-byte halving kernels note their stores in pairs; float16 doubling kernels note the W
+    # results instead of the outputs (RingNotes, kNoteMid).
+    ("halving_kernel", (2, 300, 8, 64), dict(scale_factor=0.5, mode="bilinear"), torch.bfloat16),
+    ("doubling_kernel", (1, 3, 40, 64), dict(scale_factor=2.0, mode="bilinear"), torch.float16),
+    ("doubling_kernel", (2, 150, 6, 32), dict(scale_factor=2.0, mode="bicubic", antialias=True), torch.float16),
 ]
 
 

@@ -2,7 +2,8 @@
 // the reference's own terms (resize_nonfinite.cuh says why the fast sums differ there).
 //
 // Each gather notes its stored values (one fused multiply-add per value: `bad` turns NaN once
-// any is not finite, and stays so). Then, two ways:
+// any is not finite, and stays so; some ring kernels note pairs, or their W results: RingNotes).
+// Then, two ways:
 // - The ring kernels (forward only) recompute their own non-finite outputs, thread by thread
 //   (finish_ring).
 // - The other gathers (staged tiles, pairs, per-element; the backward too, whose zero-weight
@@ -26,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "resize.cuh"
 #include "resize_common.cuh"
@@ -163,14 +165,65 @@ __device__ __noinline__ void fix_own_outputs(const Gather<T, Acc>* g, int32_t C,
                   [&](int64_t plane, int32_t y, int32_t x, T* q) { fix_if_not_finite(*g, C, plane, y, x, q); });
 }
 
-// The end of a ring kernel, in every thread: `bad` its notes, `g` the kernel's
-// __grid_constant__ parameter, [y0, y1) x [x0, x1) its outputs in each of its planes;
-// PerElement: one call per output (above).
-template <bool PerElement, typename T, typename Acc>
-__device__ __forceinline__ void finish_ring(Acc bad, const Gather<T, Acc>& g, int32_t C, int64_t planes, int32_t OH,
-                                            int32_t OW, int32_t y0, int32_t y1, int32_t x0, int32_t x1, T* dst) {
-  if (!noted(bad) || g.direction != 1) return;
-  if constexpr (PerElement)
+// What a ring kernel notes, for finish_ring: `bad` turns NaN once a noted value is not finite.
+// By default each output's sum before rounding (ring_h_sum), one fused multiply-add per value,
+// as the other gathers do. kPacked: the stored 2-byte values two at a time, one packed fused
+// multiply-add per pair (a store that rounds to +-Inf counts too). Which kernel notes what was
+// measured (docs/perf/resize-notes.md, "What the ring kernels note"): the packed notes halve
+// the notes' cost in the 8-tap halving kernels, and make the 5-row doubling kernels 14%
+// slower; those note their W results instead (doubling_kernel).
+template <typename T, typename Acc, bool kPacked = false>
+struct RingNotes {
+  Acc bad = Acc(0);
+  template <int N>
+  __device__ __forceinline__ void add(const Acc (&acc)[N], const Pack<T, N>&) {
+#pragma unroll
+    for (int e = 0; e < N; ++e) note(bad, acc[e]);
+  }
+  __device__ __forceinline__ bool any() const { return noted(bad); }
+};
+
+template <typename T2>
+struct PackedRingNotes {
+  T2 bad = T2{};  // +0 in both lanes
+  template <typename Acc, typename T, int N>
+  __device__ __forceinline__ void add(const Acc (&)[N], const Pack<T, N>& o) {
+    static_assert(sizeof(T2) == 2 * sizeof(T) && N % 2 == 0, "pairs of 2-byte values");
+#pragma unroll
+    for (int e = 0; e < N; e += 2) {
+      T2 pair;
+      memcpy(&pair, &o.v[e], sizeof(pair));
+      bad = __hfma2(pair, T2{}, bad);
+    }
+  }
+  __device__ __forceinline__ bool any() const {
+    const float both = __low2float(bad) + __high2float(bad);
+    return both != both;
+  }
+};
+template <typename Acc>
+struct RingNotes<__half, Acc, true> : PackedRingNotes<__half2> {};
+template <typename Acc>
+struct RingNotes<__nv_bfloat16, Acc, true> : PackedRingNotes<__nv_bfloat162> {};
+
+// Notes nothing (for a ring kernel that notes other values than its outputs).
+struct NoNotes {
+  template <typename A, typename P>
+  __device__ __forceinline__ void add(const A&, const P&) {}
+};
+
+// Where a ring kernel's recompute goes: one call over the thread's outputs (fix_own_outputs)
+// or one per output (fix_element), as measured per kernel (above).
+enum class RingFix { kRectangle, kPerElement };
+
+// The end of a ring kernel, in every thread: `notes` its notes, `g` the kernel's
+// __grid_constant__ parameter, [y0, y1) x [x0, x1) its outputs in each of its planes.
+template <RingFix How, typename Notes, typename T, typename Acc>
+__device__ __forceinline__ void finish_ring(const Notes& notes, const Gather<T, Acc>& g, int32_t C, int64_t planes,
+                                            int32_t OH, int32_t OW, int32_t y0, int32_t y1, int32_t x0, int32_t x1,
+                                            T* dst) {
+  if (!notes.any() || g.direction != 1) return;
+  if constexpr (How == RingFix::kPerElement)
     for_own_outputs(planes, OH, OW, y0, y1, x0, x1, dst,
                     [&](int64_t plane, int32_t y, int32_t x, T* q) { fix_element(&g, C, plane, y, x, q); });
   else

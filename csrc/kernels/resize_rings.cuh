@@ -149,18 +149,19 @@ __device__ __forceinline__ void ring_w_sum(const Acc (&wx)[NO][NT], const Chunk 
 }
 
 // The H pass of a ring kernel's output row: sum over the NT rows of the ring (W results) with
-// the row's weights wy, rounded to T. Notes each output in `bad` (resize_fixup.cuh).
-template <typename T, int NT, int NO, typename Acc>
-__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Acc& bad) {
+// the row's weights wy, rounded to T. Notes the outputs in `notes` (resize_fixup.cuh).
+template <typename T, int NT, int NO, typename Acc, typename Notes>
+__device__ __forceinline__ Pack<T, NO> ring_h_sum(const Acc (&wy)[NT], const Acc (&mid)[NT][NO], Notes& notes) {
   Pack<T, NO> o;
+  Acc acc[NO];
 #pragma unroll
   for (int e = 0; e < NO; ++e) {
-    Acc acc = Acc(0);
+    acc[e] = Acc(0);
 #pragma unroll
-    for (int k = 0; k < NT; ++k) acc += wy[k] * mid[k][e];
-    note(bad, acc);
-    o.v[e] = Convert<T>::template store<Acc>(acc);
+    for (int k = 0; k < NT; ++k) acc[e] += wy[k] * mid[k][e];
+    o.v[e] = Convert<T>::template store<Acc>(acc[e]);
   }
+  notes.add(acc, o);
   return o;
 }
 
@@ -210,7 +211,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     ring_w_sum<2, 1, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
   };
   constexpr int A = HalvingBlock<TT, T>::kAhead;  // rows fetched ahead
-  Acc bad = Acc(0);  // resize_fixup.cuh
+  RingNotes<T, Acc, sizeof(T) == 2> notes;  // resize_fixup.cuh
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + 2 * x0;
     T* out = dst + plane * plane_size + x0;
@@ -239,7 +240,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
       w_sum(cur[1], 2 * oy - HALO + TT - 1, mid[TT - 1]);
       Acc wy[TT];
       load_taps<TT>(swy + (oy - by0) * TT, wy);
-      const Pack<T, K> o = ring_h_sum<T>(wy, mid, bad);
+      const Pack<T, K> o = ring_h_sum<T>(wy, mid, notes);
       uint2 raw;
       memcpy(&raw, &o, sizeof(raw));
       __stcs(reinterpret_cast<uint2*>(out + static_cast<int64_t>(oy) * OW), raw);
@@ -250,7 +251,7 @@ __global__ void __launch_bounds__(HalvingBlock<TT, T>::kThreads, HalvingBlock<TT
     };
     rotate_rows<A>(y, y_end, buf, row);
   });
-  finish_ring<false>(bad, g, C, planes, OH, OW, y_begin, y_end, x0, x0 + K, dst);
+  finish_ring<RingFix::kRectangle>(notes, g, C, planes, OH, OW, y_begin, y_end, x0, x0 + K, dst);
 }
 
 // Exact 2x upscaling of both axes with every output's window around its input (see
@@ -290,11 +291,22 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
   auto fetch = [&](const T* src, int32_t r, Chunks& ch) {
     ring_fetch(src + static_cast<int32_t>(min(max(r, 0), g.src_h - 1)) * row_stride, left_ok, right_ok, ch);
   };
+  // float16 notes the W results instead of the outputs: half the notes (each feeds two output
+  // rows), and every non-finite output sum has a non-finite W result among its terms, since
+  // float sums of weighed float16 values cannot overflow (bfloat16's can: it notes its outputs).
+  constexpr bool kNoteMid = std::is_same_v<T, __half>;
+  RingNotes<T, Acc> notes;  // resize_fixup.cuh
   auto w_sum = [&](const Chunks& ch, int32_t r, Acc* m) {
     ring_w_sum<1, 2, HALO>(wx, ch, r >= 0 && r < g.src_h, m);
+    if constexpr (kNoteMid)
+#pragma unroll
+      for (int e = 0; e < OC; ++e) note(notes.bad, m[e]);
   };
   constexpr int A = doubling_ahead(NW);  // rows fetched ahead
-  Acc bad = Acc(0);  // resize_fixup.cuh
+  NoNotes none;
+  auto& out_notes = *[&] {
+    if constexpr (kNoteMid) return &none; else return &notes;
+  }();
   for_planes(g, C, planes, [&](const T* plane_src, int64_t plane) {
     const T* src = plane_src + c0;
     T* out = dst + plane * plane_size + 2 * c0;
@@ -320,7 +332,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
         Acc wy[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) wy[k] = wyr[k];
-        const Pack<T, OC> o = ring_h_sum<T>(wy, mid, bad);
+        const Pack<T, OC> o = ring_h_sum<T>(wy, mid, out_notes);
         constexpr int kStores = OC * static_cast<int>(sizeof(T)) / 16;
         uint4 raw[kStores];
         memcpy(raw, &o, sizeof(raw));
@@ -335,7 +347,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
     };
     rotate_rows<A>(i_begin, i_end, buf, row);
   });
-  finish_ring<true>(bad, g, C, planes, OH, OW, 2 * i_begin, 2 * i_end, 2 * c0, 2 * c0 + OC, dst);
+  finish_ring<RingFix::kPerElement>(notes, g, C, planes, OH, OW, 2 * i_begin, 2 * i_end, 2 * c0, 2 * c0 + OC, dst);
 }
 
 }  // namespace kernels
