@@ -303,6 +303,7 @@ __global__ void __launch_bounds__(kThreads, kRingMinBlocks)
       for (int e = 0; e < OC; ++e) note(notes.bad, m[e]);
   };
   constexpr int A = doubling_ahead(NW);  // rows fetched ahead
+  // The outputs' notes: none where the W results are noted.
   NoNotes none;
   auto& out_notes = *[&] {
     if constexpr (kNoteMid) return &none; else return &notes;
