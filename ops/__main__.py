@@ -7,16 +7,24 @@
                                     plugin creators, reference, dtypes)
 
 ``python -m twinops`` with no command (or only options) runs ``check``. ``--help`` after a
-command lists its options.
+command lists its options. A closed output pipe (``| head``) ends any command quietly (exit
+status 141, as a process stopped by SIGPIPE).
 """
 from __future__ import annotations
 
 import sys
 
+from ._cli import run_cli
+
 COMMANDS = ("check", "regress", "table", "ops")
 
 
 def main(argv=None) -> int:
+    """The exit status of ``python -m twinops`` with ``argv`` (default ``sys.argv[1:]``)."""
+    return run_cli(_dispatch, argv)
+
+
+def _dispatch(argv) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
@@ -34,10 +42,7 @@ def main(argv=None) -> int:
         print(f"python -m twinops: unknown command {command!r} (expected one of {', '.join(COMMANDS)})",
               file=sys.stderr)
         return 2
-    try:
-        return run(argv)
-    except SystemExit as e:  # argparse exits 2 on bad arguments, 0 on --help
-        return e.code if isinstance(e.code, int) else 1
+    return run(argv)
 
 
 if __name__ == "__main__":

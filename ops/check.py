@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
+from ._cli import console
 from .npz import json_object, open_npz
 from .testing import backends as B
 from .testing import specs
@@ -374,10 +375,9 @@ def _progress(total: int, disable: bool):
             yield lambda desc: None
             return
         try:
-            from rich.console import Console
             from rich.progress import Progress
 
-            with Progress(console=Console(stderr=True), transient=True) as prog:
+            with Progress(console=console(stderr=True), transient=True) as prog:
                 task = prog.add_task("check", total=total)
                 yield lambda desc: prog.update(task, advance=1, description=desc)
             return
@@ -398,7 +398,6 @@ def _progress(total: int, disable: bool):
 
 def _print_table(title, header, rows):
     try:
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(title=title)
@@ -406,7 +405,7 @@ def _print_table(title, header, rows):
             table.add_column(h)
         for r in rows:
             table.add_row(*r)
-        Console(width=max(160, len(" ".join(header)) + 40)).print(table)
+        console(width=max(160, len(" ".join(header)) + 40)).print(table)
     except ImportError:
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
         print(title)
@@ -532,4 +531,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run_cli
+
+    sys.exit(run_cli(main))

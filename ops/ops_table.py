@@ -13,6 +13,7 @@ import sys
 from typing import List
 
 from . import opdef
+from ._cli import console
 
 COLUMNS = ("op", "Python API", "torch ops", "ONNX node (domain)", "plugin creators (version: interface)",
            "reference", "dtypes (torch; TensorRT)")
@@ -61,7 +62,6 @@ def main(argv=None) -> int:
     try:
         if args.plain:
             raise ImportError
-        from rich.console import Console
         from rich.table import Table
     except ImportError:
         _print_plain(table)
@@ -71,9 +71,11 @@ def main(argv=None) -> int:
         t.add_column(c)
     for r in table:
         t.add_row(*r)
-    Console(width=200).print(t)
+    console(width=200).print(t)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run_cli
+
+    sys.exit(run_cli(main))

@@ -219,4 +219,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run_cli
+
+    sys.exit(run_cli(main))

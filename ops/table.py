@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import twinops
+from ._cli import console
 
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 MODES = [
@@ -69,7 +70,6 @@ def main(argv=None) -> int:
                              "OK" if ok else "FAIL"))
     header = ("device", "dtype", "mode", "max abs err", "tol (abs+rel)", "result")
     try:
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(title="twinops.interpolate vs F.interpolate")
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
             table.add_column(h)
         for r in rows:
             table.add_row(*r)
-        Console().print(table)
+        console().print(table)
     except ImportError:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
         for r in (header, *rows):
@@ -87,4 +87,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run_cli
+
+    sys.exit(run_cli(main))

@@ -84,3 +84,38 @@ def test_ops_bad_option_exits_2_with_one_line():
     r = subprocess.run([sys.executable, "-m", "twinops", "ops", "--frobnicate"], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == "python -m twinops ops: error: unrecognized arguments: --frobnicate"
+
+
+@pytest.mark.parametrize("command", [
+    ["twinops", "ops", "--json"],
+    ["twinops", "ops"],
+    ["twinops", "table", "--devices", "cpu", "--dtypes", "float32"],
+    ["twinops", "regress", "--device", "cpu", "--ops", "grid_sample"],
+    ["twinops", "check", "--ops", "grid_sample", "--examples", "1", "--dtypes", "float32", "--no-progress"],
+    ["twinops.bench", "--help"],
+], ids=lambda c: " ".join(c[:2]))
+def test_a_closed_output_pipe_ends_quietly(command, tmp_path):
+    """`python -m twinops ops --json | head`: the reader is gone before the command writes. The
+    command ends without a traceback, as `git log | head` does (SIGPIPE's status, 141); argparse's
+    --help swallows the error itself (status 0)."""
+    from twinops._cli import EXIT_CLOSED_PIPE
+
+    if command[1] == "check":
+        command = command + ["--out", str(tmp_path)]
+    p = subprocess.Popen([sys.executable, "-m", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.close()
+    err = p.stderr.read()
+    rc = p.wait()
+    assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err, err
+    assert rc == (0 if "--help" in command else EXIT_CLOSED_PIPE), err
+
+
+def test_the_main_job_prints_no_warnings(tmp_path):
+    """`python -m twinops check` on a clean run: its table and summary, nothing else (the TorchScript
+    exporter's "shape inference ... is missing" warnings once filled the screen above the table)."""
+    r = subprocess.run([sys.executable, "-m", "twinops", "check", "--examples", "3", "--no-progress", "--out",
+                        str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stderr == "", r.stderr
+    assert "warning" not in r.stdout.lower(), r.stdout
+    assert " 0 failed" in r.stdout

@@ -79,6 +79,10 @@ def build_parser(benches: Sequence[OpBench], named: bool = False) -> argparse.Ar
         epilog="Exit status: 0 ok, 1 a case is MISMATCH or ERROR, 2 no CUDA GPU / no twinops CUDA kernels. "
                f"Ops: {', '.join(registered())}; `{PROG} OP [OP ...] [options]` runs those only (default: all; "
                "an op's own options need it to run alone).")
+    # Shown in the usage line and --help; main() takes the names off before parsing, so a name
+    # that reaches the parser came after an option.
+    p.add_argument("ops", nargs="*", metavar="OP",
+                   help=f"ops to time, before any option (default: all): {', '.join(registered())}")
     if one is not None:
         one.add_arguments(p)
     default_dtypes = (one.config_type if one else Config)().dtypes
@@ -133,6 +137,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unknown:
         parser.error(f"unknown op {unknown[0]!r} (ops with a bench: {', '.join(available)})")
     args = parser.parse_args(argv)
+    if args.ops:
+        parser.error(f"name the ops before the options (got {' '.join(args.ops)!r} after them)")
     try:
         configs = [config_from_args(b, args) for b in benches]
     except argparse.ArgumentTypeError as exc:

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import List, Optional, Sequence, Tuple
 
+from .._cli import console
 from .harness import FAILED, STATUS_OK, OpBench, Row
 
 Results = Sequence[Tuple[OpBench, Sequence[Row]]]  # (op, its rows) for each op of a run
@@ -126,14 +127,13 @@ def print_table(op: OpBench, meta: dict, rows: Sequence[Row], file=None) -> None
     ``rich`` when importable (failed rows in red, NO-REF in yellow)."""
     file = file or sys.stdout
     try:
-        from rich.console import Console
         from rich.table import Table
     except ImportError:
         file.write(render_text(op, meta, rows))
         return
     # Never squeeze columns (a pipe or CI log gets rich's default 80 columns).
     cells = format_rows(op, rows)
-    console = Console(file=file, width=max(sum(w + 3 for w in _widths(op, cells)) + 1, 100))
+    console = console(file=file, width=max(sum(w + 3 for w in _widths(op, cells)) + 1, 100))
     for line in header_lines(op, meta):
         console.print(line, highlight=False)
     table = Table(show_lines=False)
