@@ -2,8 +2,9 @@
 
 Environment:
   TWINOPS_CUDA=1|0       force the CUDA build on / off (default: on when torch has CUDA and nvcc is found)
-  TORCH_CUDA_ARCH_LIST   GPU architectures, e.g. "9.0" (default here: "8.0;8.6;8.9;9.0+PTX")
-  MAX_JOBS               parallel compile jobs (ninja)
+  TORCH_CUDA_ARCH_LIST   GPU architectures, e.g. "9.0" or "8.0;8.6;8.9;9.0" (default: the visible GPUs'
+                         architectures; without a GPU "9.0", the one the kernels are tuned on)
+  MAX_JOBS               parallel compile jobs (ninja; default: the CPU count)
   TWINOPS_TRT=0          do not build the TensorRT plugin library libtwinops_trt.so (built next to twinops._C
                          when TensorRT headers are found: TENSORRT_ROOT/include, TENSORRT_INCLUDE_DIR, then
                          /usr/include/x86_64-linux-gnu, /usr/include, /usr/local/tensorrt/include, /opt/tensorrt/include)
@@ -17,7 +18,6 @@ import sys
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0+PTX"
 
 
 def _default_cuda_home():
@@ -63,10 +63,15 @@ def _extensions():
     # csrc/kernels/resize.cuh); MSVC does not contract under its default /fp:precise.
     cxx = ["-O3", "-Wall", "-Wno-unknown-pragmas"] + ([] if sys.platform == "win32" else ["-ffp-contract=off"])
     if _want_cuda(torch):
-        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_ARCH_LIST)
+        # One list for both builds (the plugin library reads it from the environment too);
+        # torch's capabilities honour CUDA_VISIBLE_DEVICES.
+        caps = [torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())] \
+            if torch.cuda.is_available() else []
+        archs, why = trt_build.default_archs(caps)
+        os.environ["TORCH_CUDA_ARCH_LIST"] = archs
         sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))
         sources += _rel(kernel_cu)
-        print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={os.environ['TORCH_CUDA_ARCH_LIST']}")
+        print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={archs} ({why})")
         # --split-compile=0: optimise the functions of a translation unit on every core
         # (an op's kernels are one large unit).
         # -ewp (extensible whole program) and a device link with the CUDA device runtime: the
@@ -159,6 +164,6 @@ setup(
     python_requires=">=3.10",
     install_requires=["torch>=2.4", "numpy"],
     extras_require={
-        "test": ["pytest", "hypothesis", "expecttest", "onnx", "onnxscript", "onnxruntime", "matplotlib", "rich"],
+        "test": ["pytest", "pytest-xdist", "hypothesis", "expecttest", "onnx", "onnxscript", "onnxruntime", "matplotlib", "rich"],
     },
 )

@@ -158,3 +158,27 @@ def test_load_time_registration(built, tmp_path):
                     cuda_inc, os.path.join(ROOT, "tests", "trt_registry_smoke.cpp"), "-o", str(exe), "-ldl"], check=True)
     proc = subprocess.run([str(exe), lib], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("OK"), proc.stdout
+
+
+# ---------------------------------------------------------------------------------------
+# the default CUDA architectures (setup.py and the plugin library share them)
+# ---------------------------------------------------------------------------------------
+
+def test_default_archs_are_the_visible_gpus_else_sm90(monkeypatch):
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    assert trt_build.default_archs([(9, 0)])[0] == "9.0"
+    assert trt_build.default_archs([(9, 0), (8, 6), (9, 0)])[0] == "8.6;9.0"
+    archs, why = trt_build.default_archs([])
+    assert archs == trt_build.NO_GPU_ARCHS == "9.0" and "no GPU visible" in why and "TORCH_CUDA_ARCH_LIST" in why
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX")
+    assert trt_build.default_archs([(8, 6)]) == ("8.0;9.0+PTX", "TORCH_CUDA_ARCH_LIST")
+
+
+def test_gpu_archs_read_nvidia_smi(monkeypatch, tmp_path):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nprintf '9.0\\n8.9\\n'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert trt_build.gpu_archs() == "8.9;9.0"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    assert trt_build.gpu_archs() is None

@@ -34,7 +34,9 @@ def kernel_sources(root: str = ROOT) -> Tuple[List[str], List[str]]:
 
 KERNEL_CU, _KERNEL_CPP = kernel_sources()
 HOST_SOURCES = sorted(glob.glob(os.path.join(HERE, "*.cpp")) + _KERNEL_CPP)
-DEFAULT_ARCHS = "80;86;89;90+PTX"
+# Without a visible GPU: Hopper only, the architecture CI builds and the kernels' tuning
+# constants were measured on; TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6;8.9;9.0") builds for others.
+NO_GPU_ARCHS = "9.0"
 EXPORTS = ("getCreators", "getPluginCreators", "setLoggerFinder")
 
 
@@ -68,6 +70,36 @@ def trt_version(include_dir: str) -> Optional[str]:
             v = m2.group(1) if m2 else "?"
         values[part] = v
     return f"{values['MAJOR']}.{values['MINOR']}.{values['PATCH']}"
+
+
+def gpu_archs(capabilities: Optional[Sequence[Tuple[int, int]]] = None) -> Optional[str]:
+    """The architectures of the visible GPUs as a TORCH_CUDA_ARCH_LIST ("8.6;9.0"), None when
+    there is none. ``capabilities``: (major, minor) per GPU (setup.py passes torch's, which honour
+    CUDA_VISIBLE_DEVICES); None asks ``nvidia-smi``."""
+    if capabilities is None:
+        try:
+            proc = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        capabilities = [tuple(int(v) for v in line.strip().split(".")) for line in proc.stdout.splitlines()
+                        if re.fullmatch(r"\s*\d+\.\d+\s*", line)] if proc.returncode == 0 else []
+    found = sorted(set(tuple(c) for c in capabilities))
+    return ";".join(f"{major}.{minor}" for major, minor in found) or None
+
+
+def default_archs(capabilities: Optional[Sequence[Tuple[int, int]]] = None) -> Tuple[str, str]:
+    """(architectures, where they come from) of a build that names none: TORCH_CUDA_ARCH_LIST
+    when set, else the visible GPUs' (:func:`gpu_archs`), else :data:`NO_GPU_ARCHS`. setup.py and
+    :func:`build` both use it, so the torch extension and the plugin library get the same list."""
+    env = os.environ.get("TORCH_CUDA_ARCH_LIST", "").strip()
+    if env:
+        return env, "TORCH_CUDA_ARCH_LIST"
+    found = gpu_archs(capabilities)
+    if found:
+        return found, "the visible GPUs' architectures (TORCH_CUDA_ARCH_LIST unset)"
+    return NO_GPU_ARCHS, ("no GPU visible and TORCH_CUDA_ARCH_LIST unset: sm_90 only, the architecture the kernels "
+                          "are tuned on; set TORCH_CUDA_ARCH_LIST, e.g. '8.0;8.6;8.9;9.0', for other GPUs")
 
 
 def arch_flags(archs: str) -> List[str]:
@@ -142,7 +174,7 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
         include_dir: directory holding NvInfer.h (TensorRT 8.6, 10.x or 11.x).
         out: path of the shared library to write (directories are created).
         archs: CUDA architectures, "90" / "8.0;9.0+PTX" (default: TWINOPS_TRT_ARCH, else
-            TORCH_CUDA_ARCH_LIST, else 80;86;89;90+PTX).
+            :func:`default_archs`).
         cuda: CUDA toolkit root (default: cuda_home()).
         cache: directory for objects (default: build/trt next to `out`'s repo, i.e. <repo>/build/trt).
         jobs: parallel g++ processes.
@@ -154,7 +186,7 @@ def build(include_dir: str, out: str, archs: Optional[str] = None, cuda: Optiona
     if not os.path.exists(os.path.join(include_dir, "NvInfer.h")):
         raise BuildError(f"no NvInfer.h in {include_dir}")
     cuda = cuda or cuda_home()
-    archs = archs or os.environ.get("TWINOPS_TRT_ARCH") or os.environ.get("TORCH_CUDA_ARCH_LIST") or DEFAULT_ARCHS
+    archs = archs or os.environ.get("TWINOPS_TRT_ARCH") or default_archs()[0]
     cache = os.path.abspath(cache or os.path.join(ROOT, "build", "trt"))
     version = trt_version(include_dir) or "unknown"
     obj_dir = os.path.join(cache, f"trt-{version}-{hashlib.sha256(include_dir.encode()).hexdigest()[:8]}")
@@ -189,7 +221,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--include", required=True, help="TensorRT include directory (holds NvInfer.h)")
     ap.add_argument("--out", required=True, help="output path of libtwinops_trt.so")
-    ap.add_argument("--arch", default=None, help="CUDA architectures, e.g. 90 or '8.0;9.0+PTX'")
+    ap.add_argument("--arch", default=None, help="CUDA architectures, e.g. 90 or '8.0;9.0+PTX' (default: "
+                    "TWINOPS_TRT_ARCH, TORCH_CUDA_ARCH_LIST, the visible GPUs', else 9.0)")
     ap.add_argument("--cuda", default=None, help="CUDA toolkit root (default: CUDA_HOME or /usr/local/cuda)")
     ap.add_argument("--cache", default=None, help="object cache directory (default: <repo>/build/trt)")
     ap.add_argument("--jobs", type=int, default=2)
