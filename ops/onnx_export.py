@@ -23,7 +23,9 @@ export module registers them (``twinops.onnx_replace``).
 onnx and onnxscript are imported lazily: importing this module needs neither. ``twinops``
 imports it after its ops, so the symbolics of every op it declares are registered on import.
 """
+import contextlib
 import io
+import logging
 import os
 from typing import Any, Dict, List
 
@@ -152,7 +154,8 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwarg
         table.update(kwargs.pop("custom_translation_table", None) or {})
         kwargs.setdefault("verbose", False)
         try:
-            program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+            with _without_torchvision_notices():
+                program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
         except Exception as e:  # noqa: BLE001 - surface a twinops refusal instead of the exporter's wrappers
             cause = e
             while cause is not None and not (isinstance(cause, ValueError) and str(cause).startswith("twinops ONNX")):
@@ -173,6 +176,25 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwarg
         else:
             f.write(proto.SerializeToString())
     return proto
+
+
+class _TorchvisionNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("torchvision is not installed")
+
+
+@contextlib.contextmanager
+def _without_torchvision_notices():
+    """The dynamo exporter logs "torchvision is not installed. Skipping torchvision::nms" (and
+    roi_align, roi_pool, deform_conv2d) on every export where torchvision is absent; a model that
+    ran without torchvision calls none of those ops, so the lines say nothing about it."""
+    logger = logging.getLogger("torch.onnx._internal.exporter._registration")
+    notice = _TorchvisionNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
 
 
 # ---------------------------------------------------------------------------------------

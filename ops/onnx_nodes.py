@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Sequence
 
 import torch
 
-from .opdef import Node, resolve
+from .opdef import Node, check_arg, resolve
 
 __all__ = ["PLUGIN_VERSION", "PLUGIN_NAMESPACE", "plugin_attributes", "node_attributes", "ts_parse", "ts_node",
            "default_symbolic", "onnx_schema", "onnxscript_op", "translation", "default_translation", "torch_overload",
@@ -97,13 +97,24 @@ def ts_node(g, node: Node, inputs: Sequence, values: dict):
     return g.op(f"{node.domain}::{node.op_type}", *inputs, **attrs)
 
 
+def ts_typed(g, outputs):
+    """``outputs`` (a value or a sequence) typed as the traced torch op's outputs (dtype and
+    sizes), and returned: ONNX shape inference cannot type a node of the ``twinops`` domain, and
+    the exporter warns for every untyped one."""
+    original = getattr(g, "original_node", None)
+    if original is not None:
+        for y, o in zip(outputs if isinstance(outputs, (tuple, list)) else (outputs,), original.outputs()):
+            y.setType(o.type())
+    return outputs
+
+
 def default_symbolic(node: Node) -> Callable:
     """A TorchScript symbolic for ``node.torch_op`` whose arguments are the node's inputs, then its
-    attributes: ``g.op`` of the node on them (the output's type is left to the exporter)."""
+    attributes: ``g.op`` of the node on them, typed as the torch op's outputs (:func:`ts_typed`)."""
     n = len(node.inputs)
 
     def symbolic(g, *args):
-        return ts_node(g, node, args[:n], ts_parse(node, args[n:]))
+        return ts_typed(g, ts_node(g, node, args[:n], ts_parse(node, args[n:])))
 
     return symbolic
 
@@ -210,13 +221,18 @@ def _torch_schema(node: Node):
 
 def reference_op(node: Node, run) -> type:
     """An ``onnx.reference.op_run.OpRun`` subclass for ``node``: ``run(*inputs, **attributes)``
-    (``run`` or its lazy name) with absent attributes at their declared defaults; returns a tuple."""
+    (``run`` or its lazy name) with absent attributes at their declared defaults; returns a tuple.
+    Attribute values are checked against the declaration first (types, choices), so the kernel
+    refuses what the torch op and the plugin creators refuse (``ValueError`` / ``TypeError``
+    naming the node and the attribute)."""
     from onnx.reference.op_run import OpRun
 
     defaults = {a.name: a.default for a in node.attrs}
 
     def _run(self, *inputs, **attrs):
         values = {k: (attrs[k] if attrs.get(k) is not None else v) for k, v in defaults.items()}
+        for a in node.attrs:
+            check_arg(a, values[a.name], f"{node.domain}::{node.op_type}")
         out = resolve(run)(*inputs, **values)
         return out if isinstance(out, tuple) else (out,)
 
