@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 
 __all__ = ["TensorArg", "Attr", "Node", "Creator", "Sample", "OpDef", "DOMAIN", "FLOATING", "ATTR_TYPES", "register", "get",
@@ -144,7 +145,7 @@ def _cast(kind: str, value):
 
 @dataclass(frozen=True)
 class Node:
-    """The ONNX node an op exports to (op_type == TensorRT plugin name, DESIGN.md section 2).
+    """The ONNX node an op exports to (op_type == TensorRT plugin name; see docs/tensorrt.md).
 
     Attributes:
         op_type: the node's op_type.
@@ -383,7 +384,10 @@ def check_tensor(t: TensorArg, value, who: str) -> None:
     bfloat16, got torch.int32"`` (TypeError; not for a ``shape_only`` input).
     """
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{who}: {t.name} must be a torch.Tensor, got {type(value).__name__}")
+        raise TypeError(f"{who}: {t.name} must be a torch.Tensor, got {type_name(value)}")
+    if value.layout != torch.strided:
+        raise TypeError(f"{who}: {t.name} must be a dense (strided) tensor, got layout {value.layout} "
+                        f"(call .to_dense() first)")
     if not t.accepts_rank(value.dim()):
         layout = f" ({t.layout})" if t.layout else ""
         if t.ranks:
@@ -418,8 +422,8 @@ def check_arg(a: Attr, value, who: str) -> None:
     if value is None and a.default is None:
         return
     if a.type == "bool":
-        if not isinstance(value, bool):
-            raise TypeError(f"{who}: {a.name} must be a bool, got {type(value).__name__}")
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{who}: {a.name} must be a bool, got {type_name(value)}")
     elif a.choices:
         # membership is the check (0/1 flags also take True/False and 1.0, as ONNX Runtime does)
         if value not in a.choices:
@@ -427,11 +431,19 @@ def check_arg(a: Attr, value, who: str) -> None:
         return
     elif not isinstance(value, _KINDS[a.type]):
         article = "an" if a.type == "int" else "a"
-        raise TypeError(f"{who}: {a.name} must be {article} {a.type}, got {type(value).__name__}")
+        raise TypeError(f"{who}: {a.name} must be {article} {a.type}, got {type_name(value)}")
     if a.choices and value not in a.choices:
         raise ValueError(a.choice_message(value, who))
     if a.finite and isinstance(value, numbers.Real) and not -math.inf < float(value) < math.inf:
         raise ValueError(f"{who}: {a.name} must be finite, got {value!r}")
+
+
+def type_name(value) -> str:
+    """The type of ``value`` as a message names it: ``int``, ``str``; ``numpy.int64``,
+    ``torch.Size`` for types outside the builtins (numpy's ``bool`` is not Python's)."""
+    t = type(value)
+    module = t.__module__.split(".")[0]
+    return t.__name__ if module == "builtins" else f"{module}.{t.__name__}"
 
 
 # What check_arg accepts per type: symbolic numbers too (torch.compile traces the checks).

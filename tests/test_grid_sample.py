@@ -8,6 +8,7 @@ GridSample; CPU against CUDA (skipped without a GPU).
 """
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -104,6 +105,38 @@ def test_infinite_grid_on_a_length_1_axis_with_align_corners(device, mode):
     assert torch.isnan(twinops.grid_sample(x, g, padding_mode="reflection", **kw)).all()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("kw", CASES, ids=_id)
+def test_far_grid_values_match_the_float64_reference(device, dtype, kw):
+    """Finite grid values up to float's maximum, where the float coordinate loses the point
+    (|g| above ~2^24 / size) or overflows to Inf (above ~FLT_MAX / size): reflection still
+    reflects the exact value (a finite point, never NaN), zeros and border read outside / the
+    edge, as in float64."""
+    mags = torch.logspace(0, 38.5, 60, dtype=torch.float64)  # 1 .. 3.2e38 (FLT_MAX ~ 3.4e38)
+    vals = torch.cat([mags, -mags, torch.tensor([3.0e38, -3.0e38, 1.7e38, 2.5e37, 123456.789])])
+    if kw["mode"] == "bicubic":
+        # Around |coordinate| = 2^53 bicubic's taps u - 1 .. u + 2 are not distinct doubles: the
+        # float64 result there is an artefact of the reference's rounding order, not a value.
+        vals = vals[(vals.abs() * 2.5 < 2.0**50) | (vals.abs() * 2.5 > 2.0**58)]
+    n = len(vals)
+    gx = vals.to(dtype).reshape(1, 1, n, 1)
+    gy = torch.linspace(-0.9, 0.9, n, dtype=torch.float64).to(dtype).reshape(1, 1, n, 1)
+    g = torch.cat([gx, gy], -1).to(device)
+    x = random_input((1, 3, 4, 5), dtype, device)
+    y = twinops.grid_sample(x, g, **kw)
+    if kw["padding_mode"] != "zeros":
+        assert torch.isfinite(y).all(), kw
+    _close(y, grid_sample_reference(x, g, **kw), dtype, str(kw))
+    if dtype == torch.float32:  # the gradients take the same point
+        xr, gr = x.detach().requires_grad_(), g.detach().requires_grad_()
+        go = random_input(y.shape, dtype, device, seed=5)
+        gi, gg = torch.autograd.grad(twinops.grid_sample(xr, gr, **kw), (xr, gr), go)
+        xd, gd = x.detach().cpu().double().requires_grad_(), g.detach().cpu().double().requires_grad_()
+        ri, rg = torch.autograd.grad(F.grid_sample(xd, gd, **kw), (xd, gd), go.cpu().double())
+        _close(gi, ri, dtype, f"grad_input {kw}")
+        _close(gg, rg, dtype, f"grad_grid {kw}")
+
+
 def test_nan_and_inf_input_propagate_as_f_grid_sample(device):
     x = random_input((1, 2, 5, 6), torch.float64, device)
     x[0, 0, 1, 2], x[0, 1, 3, 3], x[0, 0, 4, 5] = NAN, INF, -INF
@@ -189,6 +222,14 @@ BAD = [
      "twinops.grid_sample: padding_mode must be one of zeros, border, reflection, got 'constant'"),
     ("align_corners", (_x(1, 2, 3, 4), _x(1, 2, 2, 2)), dict(align_corners=1), TypeError,
      "twinops.grid_sample: align_corners must be a bool, got int"),
+    ("align_corners-numpy-int", (_x(1, 2, 3, 4), _x(1, 2, 2, 2)), dict(align_corners=np.int64(1)), TypeError,
+     "twinops.grid_sample: align_corners must be a bool, got numpy.int64"),
+    ("input-sparse", (_x(1, 2, 3, 4).to_sparse(), _x(1, 2, 2, 2)), {}, TypeError,
+     "twinops.grid_sample: input must be a dense (strided) tensor, got layout torch.sparse_coo (call .to_dense() "
+     "first)"),
+    ("grid-sparse", (_x(1, 2, 3, 4), _x(1, 2, 2, 2).to_sparse()), {}, TypeError,
+     "twinops.grid_sample: grid must be a dense (strided) tensor, got layout torch.sparse_coo (call .to_dense() "
+     "first)"),
     ("rank-mismatch", (_x(1, 2, 3, 4, 5), _x(1, 2, 2, 2)), {}, ValueError,
      "twinops.grid_sample: grid must be 5-D like input (N, D_out, H_out, W_out, 3), got 4-D with shape (1, 2, 2, 2)"),
     ("rank-mismatch-4d", (_x(1, 2, 3, 4), _x(1, 2, 2, 2, 3)), {}, ValueError,
@@ -220,6 +261,44 @@ def test_bad_arguments(args, kw, exc, msg):
 
 
 @cuda
+def test_numpy_bools_are_bools():
+    x, g = random_input((1, 2, 3, 4), torch.float32), random_input((1, 2, 2, 2), torch.float32, seed=1)
+    for flag in (True, False):
+        assert torch.equal(twinops.grid_sample(x, g, align_corners=np.bool_(flag)),
+                           twinops.grid_sample(x, g, align_corners=flag))
+        assert torch.equal(twinops.GridSample(align_corners=np.bool_(flag))(x, g),
+                           twinops.grid_sample(x, g, align_corners=flag))
+
+
+@pytest.mark.parametrize("attrs,msg", [
+    (dict(align_corners=2), "twinops::TwinopsGridSample: align_corners must be 0 or 1, got 2"),
+    (dict(align_corners=-1), "twinops::TwinopsGridSample: align_corners must be 0 or 1, got -1"),
+    (dict(padding_mode="wrap"), "twinops::TwinopsGridSample: padding_mode must be one of zeros, border, "
+                                "reflection, got 'wrap'"),
+    (dict(mode="area"), "twinops::TwinopsGridSample: mode must be one of linear, nearest, cubic, bilinear, bicubic, "
+                        "got 'area'"),
+])
+def test_onnx_reference_kernel_refuses_what_the_op_refuses(attrs, msg):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node("TwinopsGridSample", ["X", "grid"], ["Y"], domain="twinops", **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+                                            helper.make_tensor_value_info("grid", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid("twinops", 1)])
+    sess = ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops())
+    feeds = {"X": np.ones((1, 1, 2, 2), np.float32), "grid": np.zeros((1, 1, 1, 2), np.float32)}
+    with pytest.raises((ValueError, TypeError), match=f"^{re.escape(msg)}$"):
+        sess.run(None, feeds)
+    # the torch op refuses the same value
+    if "align_corners" in attrs:
+        with pytest.raises(RuntimeError, match="align_corners"):
+            torch.ops.twinops.grid_sample(torch.ones(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), "linear", "zeros",
+                                          attrs["align_corners"])
+
+
 def test_devices_must_match():
     with pytest.raises(ValueError, match=re.escape("twinops.grid_sample: grid is on cuda:0 but input is on cpu; "
                                                    "both must be on the same device")):

@@ -407,3 +407,22 @@ def test_synonyms_enqueue_the_same_kernel(dtype, creator):
         torch.cuda.synchronize()
         torch.testing.assert_close(y, _torch_op(x, grid, mode, "reflection", 0), rtol=0, atol=0, equal_nan=True)
         assert torch.isnan(y[0, :, 0, 0]).all()
+
+
+@needs_gpu
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_far_finite_grid_values_enqueue_the_torch_op(padding):
+    """Grid values up to float's maximum (the float coordinate overflows above ~FLT_MAX / W):
+    the plugin takes the same points as the torch op, and reflection gives no NaN."""
+    x, grid = _data((1, 3, 4, 5), (1, 2, 8, 2), torch.float32, "cuda", seed=3)
+    far = torch.tensor([3.0e38, -3.0e38, 1.7e38, 2.5e37, -1e20, 123456.789, 4.6e15, -33.3], device="cuda")
+    grid[0, 0, :, 0] = far
+    grid[0, 1, :, 1] = far
+    for mode in ("linear", "nearest", "cubic"):
+        attrs = dict(mode=mode, padding_mode=padding, align_corners=0)
+        (y,) = ph.run_plugin(_node("TwinopsGridSample", attrs), [x, grid])
+        torch.cuda.synchronize()
+        want = _torch_op(x, grid, mode, padding, 0)
+        torch.testing.assert_close(y, want, rtol=0, atol=0, equal_nan=True, msg=str(attrs))
+        if padding != "zeros":
+            assert torch.isfinite(y).all(), attrs

@@ -48,8 +48,10 @@ struct Params {
 // - unnormalise, then pad the coordinate (linear, nearest) or each tap (cubic, as ATen does);
 // - a NaN grid coordinate makes the whole point NaN: NaN output in every channel, NaN
 //   grad_grid, no contribution to grad_input (ATen's CPU and CUDA kernels disagree there);
-// - an infinite (unnormalised) coordinate: zeros -> outside (0), border -> the edge,
-//   reflection -> NaN like a NaN coordinate (a reflection of infinity has no limit);
+// - an infinite grid value: zeros -> outside (0), border -> the edge, reflection -> NaN like
+//   a NaN coordinate (a reflection of infinity has no limit). A finite grid value whose float
+//   coordinate overflows is finite: zeros and border read it as infinite (the same taps), and
+//   reflection takes points more than 4 axis lengths out in double;
 // - every in-range tap is read, also when its weight is 0 (Inf * 0 = NaN as in ATen), and
 //   out-of-range taps read nothing (zeros padding);
 // - no float -> int conversion happens before the value is known to lie in [0, size - 1]:
@@ -209,6 +211,23 @@ TWIN_HD bool axis_taps(Acc g, int64_t size, Padding pad, bool align_corners, Axi
   // An infinite grid value is an infinite coordinate, also where it is scaled by size - 1 = 0
   // (align_corners on a length-1 axis: inf * 0 would make the point NaN).
   if (gs_isinf(g)) u = g;
+  if constexpr (!std::is_same_v<Acc, double>) {
+    // Reflection maps a point far outside back onto the axis with the absolute error of its
+    // float coordinate (up to the whole axis; Inf where a finite g overflows): such a point
+    // is taken in double, as the float64 reference takes it. Points within a few lengths of
+    // the axis, the common case, stay in float.
+    if (pad == kReflection && !gs_isinf(g) && !(u <= Acc(4) * Acc(size) && u >= -Acc(4) * Acc(size))) {
+      AxisTaps<axis_taps(M), double> wide;
+      axis_taps<M, double>(double(g), size, pad, align_corners, &wide);
+      for (int k = 0; k < axis_taps(M); ++k) {
+        a->idx[k] = wide.idx[k];
+        a->w[k] = Acc(wide.w[k]);
+        a->dw[k] = Acc(wide.dw[k]);
+      }
+      a->mult = Acc(wide.mult);
+      return true;
+    }
+  }
   if (gs_isinf(u)) {
     if (pad == kReflection) return false;
     // Zeros: every tap outside; border: the edge. An integer far enough out gives both with

@@ -1,7 +1,7 @@
 """float64 references for ``twinops.grid_sample`` and its per-dtype tolerances.
 
 * :func:`grid_sample_reference`: ``F.grid_sample`` in float64 with twinops' rule for NaN and
-  +-Inf grid coordinates (``twinops.grid_sample.grid_sample_float64``, which is also the node's
+  +-Inf grid coordinates (``grid_sample_float64`` of ops/grid_sample.py, which is also the node's
   ``onnx.reference`` kernel); never the twinops kernels.
 * :func:`onnx_grid_sample_reference`: ONNX GridSample-20 through ``onnx.reference``, for the
   documented comparison with it (docs/ops/grid_sample.md, "References").
