@@ -141,7 +141,7 @@ RESIZE = register(OpDef(
     plugins=(TWINOPS_RESIZE,),
     backward_op="twinops::resize_backward",
     reference=f"{_REF}:onnx_reference", reference_doc="onnx.reference Resize-19",
-    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16, torch.float64),
     # onnx.reference computes cubic weights in float32 (its cubic_coeff_a is a float32 attribute):
     # float64 results can only be held to float32's tolerance against it.
     tolerances=f"{_REF}:ONNX_TOLERANCES",

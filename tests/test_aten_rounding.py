@@ -1,4 +1,4 @@
-"""twinops.interpolate rounds as ATen does (issue 21 section 2).
+"""twinops.interpolate rounds as ATen does.
 
 ATen computes the source coordinate ``scale * (d + 0.5) - 0.5`` and the cubic polynomials with
 fused multiply-adds (nvcc contracts them; ATen's CPU kernels are built so that they do too), and
@@ -17,7 +17,7 @@ from resize_spec import ALL_INTERPOLATE
 ATOL = RTOL = 1e-5
 
 MODES = ALL_INTERPOLATE
-# The issue's case first: (2, 3, 345, 456) -> (270, 270) moved row 200 by 1.5e-5.
+# The case found first, listed first: (2, 3, 345, 456) -> (270, 270) moved row 200 by 1.5e-5.
 RESAMPLINGS = [
     ((2, 3, 345, 456), dict(size=(270, 270))),
     ((1, 2, 37, 53), dict(size=(80, 61))),

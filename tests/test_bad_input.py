@@ -1,5 +1,5 @@
-"""Issue 21 section 4: bad input at the edges gets a clear error naming the function called and
-the argument; nothing is silently accepted. CPU tests run anywhere; the plugin tests need the
+"""Bad input at the edges gets a clear error naming the function called and the argument;
+nothing is silently accepted. CPU tests run anywhere; the plugin tests need the
 plugin library (see tests/test_plugin_host.py for the tiers)."""
 import json
 import os

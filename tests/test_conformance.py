@@ -217,7 +217,8 @@ def test_bad_input_message_from_the_declaration(op, where, value):
 # ---------------------------------------------------------------------------------------
 
 CREATORS = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins for v in c.versions]
-# TensorRT's ONNX parser: the PluginFieldType a node attribute of each ONNX type becomes (DESIGN.md section 2).
+# TensorRT's ONNX parser: the PluginFieldType a node attribute of each ONNX type becomes (onnx-tensorrt's
+# loadFields; docs/tensorrt.md, "The TensorRT-free plugin host").
 PARSER_FIELD_TYPE = {"INT": "INT32", "FLOAT": "FLOAT32", "STRING": "CHAR", "INTS": "INT32", "FLOATS": "FLOAT32"}
 
 

@@ -1,6 +1,6 @@
 """Exported output sizes equal eager's at every input size, in int64 only; the plugin lookup rule.
 
-Issue 21 section 3: a size rebuilt in an exported graph must be the integer eager computes
+A size rebuilt in an exported graph must be the integer eager computes
 (``floor(float(in) * s)`` in double, float32 ONNX scales included) for every input length up to
 2^31 - 1, with no DOUBLE tensor anywhere (TensorRT has none); a size the TorchScript tracer froze
 must be rebuilt or refused; exported nodes must resolve to twinops' creators on every parser.
@@ -186,7 +186,7 @@ def test_fragment_matches_interpolate(scales, hw):
 
 
 @settings(max_examples=80, **SETTINGS)
-@example(scales=(_f32(0.7), _f32(0.7)), hw=(10, 10))  # float32 0.7 gives 6, the issue's case
+@example(scales=(_f32(0.7), _f32(0.7)), hw=(10, 10))  # float32 0.7 gives 6 at length 10, not 7
 @example(scales=(_f32(0.7), _f32(1.1)), hw=(MAX_INPUT_LENGTH, 1 << 30))
 @given(st.tuples(float32_scales, float32_scales), st.tuples(lengths, lengths))
 def test_fragment_matches_resize_scales(scales, hw):

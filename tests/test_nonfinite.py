@@ -1,4 +1,4 @@
-"""NaN and +-Inf in the input land where the references put them (issue 21 section 1).
+"""NaN and +-Inf in the input land where the references put them.
 
 The fast paths compute the references' sums for finite data; the outputs that come out
 non-finite are recomputed with the references' own terms (csrc/kernels/resize_nonfinite.cuh),
@@ -111,13 +111,14 @@ def test_interpolate_half_nonfinite(device, dtype, kw):
                               2e-2, 2e-2, f"{dtype} {size} {kw}")
 
 
-# The issue's examples, each on its own line.
+# Small examples with a known answer, each on its own line: an Inf in area's and antialias's
+# window, a NaN in bicubic's taps.
 @pytest.mark.parametrize("row,size,kw,expected", [
     ([INF, 1.0], (1, 1), dict(mode="area"), [INF]),
     ([INF, 1.0], (1, 1), dict(mode="bilinear", antialias=True), [INF]),
     ([1.0, 1.0, NAN], (1, 4), dict(mode="bicubic"), [1.0, NAN, NAN, NAN]),
 ])
-def test_issue_examples(device, row, size, kw, expected):
+def test_small_examples_with_a_known_answer(device, row, size, kw, expected):
     x = torch.tensor(row).reshape(1, 1, 1, -1).to(device)
     y = twinops.interpolate(x, size=size, **kw).cpu().flatten()
     torch.testing.assert_close(y, torch.tensor(expected), equal_nan=True)

@@ -1,6 +1,6 @@
 """twinops resize: parity, gradients, torch.library contracts, layouts and errors.
 
-Tiers (DESIGN.md section 4): T0 runs everywhere (CPU); T1 adds the CUDA path when a GPU and
+Tiers (docs/toolkit.md, "Tests"): T0 runs everywhere (CPU); T1 adds the CUDA path when a GPU and
 the CUDA kernels are present (tests marked `cuda` skip otherwise).
 """
 import math
@@ -329,7 +329,7 @@ def test_tiled_gather_matches_reference(dtype, layout, shape, kw):
     (ours,) = torch.autograd.grad(out, x, g)
     # The backward's reference runs on the CPU: ATen's CUDA nearest backward maps grad_input
     # to grad_output with its own rounding, which for non-integer scales is not the adjoint
-    # of its forward (pytorch/pytorch#97135: the nearest-exact 0.3x case fails it); the CPU
+    # of its forward (the nearest-exact 0.3x case fails it); the CPU
     # backward is, and uses the same opmath coordinates.
     xc = x.detach().cpu().to(opmath).requires_grad_()
     (want,) = torch.autograd.grad(F.interpolate(xc, **kw), xc, g.cpu().to(opmath))

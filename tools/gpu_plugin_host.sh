@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run of the TensorRT-free plugin host (issue 3 section 4). From the repository root:
+# GPU run of the TensorRT-free plugin host (docs/tensorrt.md). From the repository root:
 #
 #     bash tools/gpu_plugin_host.sh [pytest] [memcheck]   # default: both
 #

@@ -3,8 +3,9 @@
     python tools/resize_nonfinite_probe.py            # CPU, and CUDA when present
 
 Prints, per case, the outputs of F.interpolate on each device and of twinops.interpolate, and
-whether their NaN / +-Inf positions agree. A measuring tool for issue 21 section 1 (what the
-references do at padded, merged and zero-weight taps), not a test.
+whether their NaN / +-Inf positions agree. A measuring tool for where NaN and +-Inf land (what
+the references do at padded, merged and zero-weight taps; the rules found are in
+docs/ops/resize-nonfinite.md), not a test.
 """
 import itertools
 

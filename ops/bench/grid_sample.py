@@ -28,8 +28,9 @@ What is timed:
   ``twinops.grid_sample`` calls, with the same gradients). Bytes = grad_output + input + grid
   read, grad_input + grad_grid written.
 
-After the table, ``target:`` lines: where the run stands against issue 23's targets on smooth
-grids (:func:`target_lines`). Options: ``--shapes``, ``--modes``, ``--paddings``, ``--grids``,
+After the table, ``target:`` lines: where the run stands against the speed targets on smooth
+grids (:func:`target_lines`; stated in docs/perf/grid_sample-notes.md, "Where the targets
+stand"). Options: ``--shapes``, ``--modes``, ``--paddings``, ``--grids``,
 ``--all`` (``--quick``: first shape only).
 """
 from __future__ import annotations
@@ -203,9 +204,9 @@ def build_cases(cfg: Config) -> List[Case]:
     return cases
 
 
-# The speed targets of issue 23 (on an H200, smooth grids): every forward >= 2x F.grid_sample
-# and >= 50% of the HBM floor; the deterministic backward >= 1x ATen's in float32 and >= 3x in
-# float16 / bfloat16.
+# The speed targets (on an H200, smooth grids; stated in docs/perf/grid_sample-notes.md, "Where
+# the targets stand"): every forward >= 2x F.grid_sample and >= 50% of the HBM floor; the
+# deterministic backward >= 1x ATen's in float32 and >= 3x in float16 / bfloat16.
 FORWARD_SPEEDUP, FORWARD_PCT = 2.0, 50.0
 BACKWARD_SPEEDUP = {"float32": 1.0, "float16": 3.0, "bfloat16": 3.0}
 

@@ -15,8 +15,8 @@ What is timed:
   called directly (checked to be what autograd of ``twinops.interpolate`` calls, with the
   same gradient). Bytes = grad_output + grad_input.
 
-After the table, ``target:`` lines: where the run stands against issue 2's speed targets
-(:func:`target_lines`). Options: ``--shapes NxCxHxW ...``, ``--modes``, ``--scales``
+After the table, ``target:`` lines: where the run stands against the speed targets stated in
+docs/perf/resize.md (:func:`target_lines`). Options: ``--shapes NxCxHxW ...``, ``--modes``, ``--scales``
 (``--quick``: first shape only).
 """
 from __future__ import annotations
@@ -148,9 +148,9 @@ def fmt_scale(s: float) -> str:
     return f"{s:g}x"
 
 
-# The speed targets of issue 2 (on an H200): every forward at >= 60% of the HBM floor, every
-# deterministic backward at >= 30%, and the bicubic 2x backward >= 3x (float32) and >= 10x
-# (float16) faster than F.interpolate's.
+# The speed targets (on an H200; stated in docs/perf/resize.md): every forward at >= 60% of the
+# HBM floor, every deterministic backward at >= 30%, and the bicubic 2x backward >= 3x (float32)
+# and >= 10x (float16) faster than F.interpolate's.
 TARGET_PCT = {"forward": 60.0, "backward": 30.0}
 BICUBIC_BACKWARD_SPEEDUP = {"float32": 3.0, "float16": 10.0}
 
