@@ -133,18 +133,18 @@ def print_table(op: OpBench, meta: dict, rows: Sequence[Row], file=None) -> None
         return
     # Never squeeze columns (a pipe or CI log gets rich's default 80 columns).
     cells = format_rows(op, rows)
-    console = console(file=file, width=max(sum(w + 3 for w in _widths(op, cells)) + 1, 100))
+    out = console(file=file, width=max(sum(w + 3 for w in _widths(op, cells)) + 1, 100))
     for line in header_lines(op, meta):
-        console.print(line, highlight=False)
+        out.print(line, highlight=False)
     table = Table(show_lines=False)
     for i, col in enumerate(op.table_columns):
         table.add_column(col, justify="right" if _numeric(op, i) else "left", no_wrap=True)
     for r, row_cells in zip(rows, cells):
         style = "bold red" if r.status in FAILED else (None if r.status == STATUS_OK else "yellow")
         table.add_row(*row_cells, style=style)
-    console.print(table)
+    out.print(table)
     for line in detail_lines(rows) + [f"target: {line}" for line in op.targets(rows)]:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def print_results(meta: dict, results: Results, file=None) -> None:
