@@ -10,7 +10,6 @@ Environment:
                          /usr/include/x86_64-linux-gnu, /usr/include, /usr/local/tensorrt/include, /opt/tensorrt/include)
   TWINOPS_TRT_ARCH       CUDA architectures of the plugin library (default: TORCH_CUDA_ARCH_LIST)
 """
-import glob
 import os
 import shutil
 import sys
@@ -54,13 +53,13 @@ def _extensions():
     import torch
     from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
 
-    frontend = os.path.join(HERE, "csrc", "torch")
     trt_build = _trt_build_module()
-    kernel_cu, kernel_cpp = trt_build.kernel_sources(HERE)  # the plugin library's kernels too
-    sources = _rel(kernel_cpp)
-    sources += _rel(p for p in glob.glob(os.path.join(frontend, "*.cpp")) if not p.endswith("_cuda.cpp"))
+    # The op list (ops/op_list.py) names the folders; the plugin library takes the same kernels.
+    # A frontend's CUDA registrations (<op>_cuda.cpp) compile to nothing without TWINOPS_WITH_CUDA.
+    kernel_cu, kernel_cpp = trt_build.kernel_sources(HERE)
+    sources = _rel(kernel_cpp) + _rel(trt_build.layer_sources("torch", ".cpp", HERE))
     # -ffp-contract=off: the host builds resize tables bitwise as the device does (mul_rn in
-    # csrc/kernels/resize.cuh); MSVC does not contract under its default /fp:precise.
+    # csrc/kernels/resize/resize.cuh); MSVC does not contract under its default /fp:precise.
     cxx = ["-O3", "-Wall", "-Wno-unknown-pragmas"] + ([] if sys.platform == "win32" else ["-ffp-contract=off"])
     if _want_cuda(torch):
         # One list for both builds (the plugin library reads it from the environment too);
@@ -69,13 +68,12 @@ def _extensions():
             if torch.cuda.is_available() else []
         archs, why = trt_build.default_archs(caps)
         os.environ["TORCH_CUDA_ARCH_LIST"] = archs
-        sources += _rel(glob.glob(os.path.join(frontend, "*_cuda.cpp")))
         sources += _rel(kernel_cu)
         print(f"twinops setup: building with CUDA for TORCH_CUDA_ARCH_LIST={archs} ({why})")
         # --split-compile=0: optimise the functions of a translation unit on every core
         # (an op's kernels are one large unit).
         # -ewp (extensible whole program) and a device link with the CUDA device runtime: the
-        # gathers launch their non-finite fix-up from the device (csrc/kernels/resize_fixup.cuh).
+        # gathers launch their non-finite fix-up from the device (csrc/kernels/resize/resize_fixup.cuh).
         # Unlike relocatable device code (-rdc), whole-program compilation keeps every kernel's
         # registers as before (docs/perf/resize-notes.md, "Non-finite values on CUDA").
         nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", "--split-compile=0", "-ewp"]

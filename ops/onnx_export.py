@@ -12,7 +12,7 @@ node carries ``plugin_version="1"`` and ``plugin_namespace=""`` (STRING), see
 Usage::
 
     model = twinops.export_onnx(net, (x,))                                    # dynamo exporter
-    model = twinops.export_onnx(net, (x,), replace=("grid_sample", "interpolate"))  # F.* calls too
+    model = twinops.export_onnx(net, (x,), replace=(name, ...))               # PyTorch's own ops too
     torch.onnx.export(net, (x,), dynamo=True, custom_translation_table=twinops.onnx_translation_table())
     torch.onnx.export(net, (x,), "m.onnx", dynamo=False)                      # symbolics are registered on import
     onnx.reference.ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, {...})
@@ -125,14 +125,12 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwarg
             False uses the TorchScript exporter after :func:`register_torchscript_symbolics`.
         replace: names of PyTorch ops whose ATen ops are exported as twinops nodes too, so a
             model that calls them deploys with twinops' plugins without being edited (default
-            ``()``: the export is the plain one). ``"grid_sample"``: ``F.grid_sample`` (ATen's
-            ``grid_sampler``, ``grid_sampler_2d``/``_3d``) -> ``TwinopsGridSample``;
-            ``"interpolate"``: ``F.interpolate`` on 4-D input (ATen's ``upsample_*2d`` ops:
-            nearest, nearest-exact, bilinear, bicubic, antialias) -> ``TwinopsResize`` with
-            ``pytorch=1`` and the attributes ``twinops.interpolate`` would use ("area" and 3-D/5-D
-            input stay standard ONNX). Output sizes follow dynamic shapes exactly, as for the
-            twinops ops. Both exporters; with ``dynamo=False`` the symbolics are registered for
-            this export only. ``twinops.onnx_replace.replacements()`` lists the names.
+            ``()``: the export is the plain one). Each name is a PyTorch function's (its ATen ops
+            become the twinops node of the op family that registered it):
+            ``twinops.onnx_replace.replacements()`` lists them with what each maps and what stays
+            standard ONNX, and docs/ops/<op>.md documents each. Output sizes follow dynamic shapes
+            exactly, as for the twinops ops. Both exporters; with ``dynamo=False`` the symbolics
+            are registered for this export only.
         **kwargs: passed to ``torch.onnx.export`` (``dynamic_shapes=`` for dynamo,
             ``dynamic_axes=``/``input_names=`` for TorchScript, ``opset_version=`` ...).
 

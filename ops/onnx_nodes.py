@@ -191,8 +191,8 @@ def translation(node: Node, body: Callable) -> Callable:
 
 def default_translation(node: Node) -> Callable:
     """A translation body for ``node`` (see :func:`translation`): the node on the torch op's first
-    ``len(node.inputs)`` arguments, in order (their names may differ from the node's inputs': ONNX
-    GridSample's ``X`` is the torch op's ``input``), with :func:`node_attributes`."""
+    ``len(node.inputs)`` arguments, in order (their names may differ from the node's inputs': an ONNX
+    node's ``X`` may be the torch op's ``input``), with :func:`node_attributes`."""
     if node.shape_input_indices:
         raise TypeError(f"{node.op_type} has a shape input: its declaration needs its own translation "
                         "(how the torch op's size argument becomes that input)")

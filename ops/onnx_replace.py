@@ -1,11 +1,11 @@
 """Export without editing the model: PyTorch's own (ATen) ops written as twinops nodes.
 
-``twinops.export_onnx(model, args, replace=("grid_sample", "interpolate"))`` exports a model that
-calls ``F.grid_sample`` / ``F.interpolate`` with twinops nodes in place of ONNX's GridSample /
-Resize, so it deploys with twinops' plugins unchanged. Each name in ``replace`` is an
-:class:`AtenReplacement` that an op's export module (``twinops.<op>_onnx``) registers with
-:func:`register_replacement`; :func:`replacements` imports every ``*_onnx`` module of the package
-to find them. This module names no op.
+``twinops.export_onnx(model, args, replace=(name, ...))`` exports a model that calls PyTorch's own
+ops with twinops nodes in place of the standard ONNX ones, so it deploys with twinops' plugins
+unchanged. Each name in ``replace`` is an :class:`AtenReplacement` that an op family's export
+module (``twinops.library.<op>.export``) registers with :func:`register_replacement` when
+``twinops`` is imported; :func:`replacements` lists them, and docs/ops/<op>.md says what each
+maps. This module names no op.
 
 A replacement gives, per ATen op it maps,
 
@@ -39,7 +39,7 @@ class AtenReplacement:
     """What ``export_onnx(replace=(name, ...))`` does for one name.
 
     Attributes:
-        name: the name given in ``replace`` (``"grid_sample"``, ``"interpolate"``).
+        name: the name given in ``replace`` (the PyTorch function's name).
         summary: one line: which ATen ops become which twinops node, what stays standard ONNX.
         symbolics: ``{"aten::<op>": fn(g, *args)}`` (TorchScript exporter; the node's inputs as
             traced, i.e. every overload of the op goes to the one symbolic).
@@ -67,15 +67,8 @@ def register_replacement(r: AtenReplacement) -> AtenReplacement:
 
 
 def replacements() -> Dict[str, AtenReplacement]:
-    """``{name: AtenReplacement}`` of every registered replacement, by name; the package's
-    ``*_onnx`` modules (each op's export module) are imported first, once, so that theirs are in."""
-    global _DISCOVERED
-    if not _DISCOVERED:
-        package = __name__.rpartition(".")[0]
-        for info in pkgutil.iter_modules(sys.modules[package].__path__):
-            if info.name.endswith("_onnx"):
-                importlib.import_module(f"{package}.{info.name}")
-        _DISCOVERED = True
+    """``{name: AtenReplacement}`` of every registered replacement, by name (each op family's
+    ``export`` module registers its own when ``twinops`` is imported, following the op list)."""
     return dict(sorted(_REGISTRY.items()))
 
 

@@ -22,7 +22,7 @@ def exact_size_constants(scales: Sequence[float], axes: Sequence[bool] = (True, 
     """int64 constants of the graph that computes ``floor(in * s)`` as eager does, per axis.
 
     Eager multiplies the input length by the scale in double and floors the rounded product
-    (F.interpolate's ``floor(float(in) * scale_factor)``; an ONNX-style op with a FLOATS scale:
+    (PyTorch's ``floor(float(in) * scale_factor)``; an ONNX-style op with a FLOATS scale:
     ``int(float32_scale * in)``), so the graph must reproduce that rounding, not just the exact
     floor (``10 * 0.7`` rounds to ``7.0`` in double). With ``s = M / 2^K`` (``M`` an integer,
     the double's binary fraction), ``P = in * s`` and ``F = floor(P)``: the double nearest ``P`` is

@@ -9,8 +9,8 @@ conformance tests run. The generic argument checks (:func:`check_tensor`, :func:
 exporters' node attributes and schemas (``twinops.onnx_nodes``), ``twinops check`` / ``regress``
 (``twinops.testing.specs``), ``python -m twinops ops`` and ``tests/test_conformance.py`` read it.
 
-This module names no op; each op's declarations live in a file named after it (``<op>_def.py``)
-and are registered on import of ``twinops``. Nothing here imports onnx, hypothesis or the
+This module names no op; each op's declarations live in its family's package
+(``twinops.library.<op>.declaration``) and are registered on import of ``twinops``. Nothing here imports onnx, hypothesis or the
 compiled extension: callables that need them are given as ``"module:attribute"`` strings and
 resolved on first use (:func:`resolve`).
 """
@@ -209,6 +209,10 @@ class Creator:
             attributes, each taking its default (ONNX's rule; for a standard ONNX node, whose files
             often leave defaults out). False: every field is required, as twinops' exporters write
             them all. Either way the runtime phase (the plugin's own serialized fields) needs all.
+        domain: a drop-in's ONNX domain (MMDeploy writes its nodes in ``"mmdeploy"``); the library
+            registers the creator in plugin namespace ``""`` and in this one, where newer ONNX
+            parsers look a node up after missing it in its ``plugin_namespace`` (the C++ creator's
+            ``node_domain``). Empty: namespace ``""`` only.
     """
 
     name: str
@@ -217,6 +221,12 @@ class Creator:
     example: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None
     doc: str = ""
     absent_defaults: bool = False
+    domain: str = ""
+
+    @property
+    def namespaces(self) -> Tuple[str, ...]:
+        """The plugin namespaces the library registers the creator in."""
+        return ("", self.domain) if self.domain else ("",)
 
 
 @dataclass(frozen=True)
@@ -308,7 +318,7 @@ class OpDef:
             torch_ops=[self.node.torch_op] + ([self.backward_op] if self.backward_op else []),
             onnx=dict(op_type=self.node.op_type, domain=self.node.domain,
                       attributes={a.name: a.onnx_type for a in self.node.attrs}),
-            plugins=[dict(name=c.name, versions=dict(c.versions),
+            plugins=[dict(name=c.name, versions=dict(c.versions), namespaces=list(c.namespaces),
                           fields=[f[0] for f in creator_fields(self.node, c)]) for c in self.plugins],
             reference=self.reference_doc or _qualname(self.reference),
             dtypes=_names(self.inputs[0].dtypes or self.dtypes),
@@ -400,7 +410,7 @@ def check_tensor(t: TensorArg, value, who: str) -> None:
         raise TypeError(f"{who}: {t.name} must be {dtype_names(t.dtypes)}, got {value.dtype}")
 
 
-# The C++ ops' messages start with the op's name ("torch.ops.twinops.resize: ..."); the Python
+# The C++ ops' messages start with the op's name ("torch.ops.twinops.<op>: ..."); the Python
 # API re-raises them under the function the caller named.
 _OP_MESSAGE = re.compile(r"torch\.ops\.twinops\.\w+: ")
 

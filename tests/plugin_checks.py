@@ -1,4 +1,5 @@
-"""Checks shared by the plugin-host tests (tests/test_plugin_host.py, tests/test_conformance.py)."""
+"""Checks shared by the plugin-host tests (tests/test_plugin_host.py, tests/test_conformance.py and
+each op's tests/<op>/test_<op>_plugins.py)."""
 
 
 def rejected(host, make, what):
@@ -17,3 +18,24 @@ def formats(result, pos):
 def replace_field(fields, name, **kw):
     """``fields`` with the field ``name`` changed by ``kw`` (type, data, length)."""
     return [type(f)(**{**f.__dict__, **kw}) if f.name == name else f for f in fields]
+
+
+def copies_library_host(tmp_dir):
+    """A plugin host over a library of csrc/trt's generic classes around the test-tree op
+    tests/trt_multi_output_op.cpp (TwinopsTestCopies: ``copies`` copies of its input), built in
+    ``tmp_dir`` against the host's headers."""
+    import importlib.util
+    import os
+
+    from twinops import plugin_host as ph
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(root, "csrc", "trt", "build.py"))
+    trt_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trt_build)
+    generic = [os.path.join(root, "csrc", "trt", f) for f in ("plugin_base.cpp", "plugin_v2.cpp", "plugin_v3.cpp",
+                                                               "plugin_library.cpp")]
+    out = os.path.join(str(tmp_dir), "libcopies_trt.so")
+    trt_build.build(str(ph.header_dir()), out, archs="90", cache=os.path.join(str(tmp_dir), "cache"),
+                    sources=([], generic + [os.path.join(root, "tests", "trt_multi_output_op.cpp")]))
+    return ph.PluginHost(out)

@@ -1,6 +1,6 @@
 """Bad input at the edges gets a clear error naming the function called and the argument;
 nothing is silently accepted. CPU tests run anywhere; the plugin tests need the
-plugin library (see tests/test_plugin_host.py for the tiers)."""
+plugin library (see tests/resize/test_resize_plugins.py for the tiers)."""
 import json
 import os
 import subprocess

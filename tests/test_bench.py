@@ -3,7 +3,7 @@
 They cover the CLI contract (help, exit status 2 without CUDA, op selection), the HBM-floor
 arithmetic, the table/markdown/JSON formatting, and -- on a CPU device, where the bench
 times with perf_counter -- that the parity guard passes the real kernels and flags a wrong
-one: resize's bench (``twinops.bench.resize``) first, then the generic harness with a toy
+one: resize's bench (``twinops.library.resize.bench``) first, then the generic harness with a toy
 two-input op (``a * b`` against ``torch.mul``).
 """
 import json
@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from twinops.bench import cli, harness, report, timing
-from twinops.bench import resize as rb
+from twinops.library.resize import bench as rb
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -152,7 +152,7 @@ def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monk
     import onnx
     import torch
 
-    from twinops.resize import ResizeAttrs
+    from twinops.library.resize.api import ResizeAttrs
 
     seen = []
 

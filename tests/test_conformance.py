@@ -322,6 +322,58 @@ def test_plugin_host_lifecycle(op, creator, version):
     assert [f.__dict__ for f in rt.serialize()] == [f.__dict__ for f in ser]  # the runtime plugin is the same
 
 
+DROP_INS = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins if c.domain
+            for v in c.versions]
+
+
+def _in_domain(node, domain, namespace=None):
+    """A copy of ``node`` in ONNX domain ``domain``, with ``plugin_namespace`` set to ``namespace``
+    (None: the attribute removed, as another toolkit's exporter leaves it)."""
+    import onnx
+    from onnx import helper
+
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    out.domain = domain
+    kept = [a for a in out.attribute if a.name != "plugin_namespace"]
+    del out.attribute[:]
+    out.attribute.extend(kept)
+    if namespace is not None:
+        out.attribute.append(helper.make_attribute("plugin_namespace", namespace))
+    return out
+
+
+@pytest.mark.parametrize("op,creator,version", DROP_INS)
+def test_drop_ins_are_registered_in_namespace_and_domain(op, creator, version):
+    """A drop-in of another toolkit's node is in namespace "" and in its node's domain: a node
+    that names either namespace builds from that creator, the same plugin; a node in the domain
+    whose plugin_namespace misses is found by parsers that retry with the domain (10.10 on), not
+    by older ones."""
+    ph, host = _host()
+    node, inputs, shape_inputs, _, _ = _plugin_case(op, creator, version)
+    infos = {ns: host.find(creator.name, version, ns) for ns in creator.namespaces}
+    assert all(infos.values()), f"{creator.name} v{version}: namespaces {list(infos)} -> {infos}"
+    assert len({(i.interface, tuple(i.fields)) for i in infos.values()}) == 1
+    serialized = []
+    for ns in creator.namespaces:
+        named = _in_domain(node, creator.domain, ns)
+        assert host.select(named, version=version) is infos[ns]
+        rt, built, _ = ph.prepare_plugin(named, inputs, shape_inputs, version=version, host=host)
+        serialized.append([f.__dict__ for f in built.serialize()])
+    assert serialized[0] == serialized[1]
+    missed = _in_domain(node, creator.domain, "elsewhere")
+    assert host.select(missed, version=version, parser=ph.DOMAIN_FALLBACK_SINCE) is infos[creator.domain]
+    with pytest.raises(ph.HostError, match="no .*creator"):
+        host.select(missed, version=version, parser=(8, 6))
+    assert host.select(_in_domain(node, creator.domain), version=version, parser=(8, 6)) is infos[""]
+    if ph.unavailable_reason(enqueue=True) is None:  # on a GPU: the same outputs, bit for bit
+        outs = [ph.run_plugin(_in_domain(node, creator.domain, ns), [t.cuda() for t in inputs], shape_inputs,
+                              version=version) for ns in creator.namespaces]
+        torch.cuda.synchronize()
+        for a, b in zip(*outs):
+            torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+
+
 @pytest.mark.parametrize("op,creator,version", CREATORS)
 def test_plugin_host_enqueue_parity(op, creator, version):
     """The plugin's outputs on a GPU equal the API's on the same inputs (the float32 tolerance: an

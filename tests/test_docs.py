@@ -65,19 +65,20 @@ def test_cited_files_exist():
 
 
 def _resolves(name):
+    """``name`` reached from ``import twinops`` by attributes, importing a submodule only where an
+    attribute is missing (as ``import twinops.x.y`` would)."""
     parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[i:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
+    obj = importlib.import_module(parts[0])
+    for i, attr in enumerate(parts[1:], 2):
+        if not hasattr(obj, attr):
+            try:
+                importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                return False
+        if not hasattr(obj, attr):
             return False
-        return True
-    return False
+        obj = getattr(obj, attr)
+    return True
 
 
 def test_cited_names_resolve():

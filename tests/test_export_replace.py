@@ -271,7 +271,7 @@ def test_grid_sample_5d_replaced(dynamo):
 
 
 def test_aten_codes_map_to_onnx_names():
-    from twinops.grid_sample_onnx import node_values
+    from twinops.library.grid_sample.export import node_values
 
     assert node_values(0, 0, False, 4) == {"mode": "linear", "padding_mode": "zeros", "align_corners": 0}
     assert node_values(1, 1, True, 5) == {"mode": "nearest", "padding_mode": "border", "align_corners": 1}

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import twinops.__main__ as entry
-import twinops.table as table
+import twinops.library.resize.table as table
 
 
 def test_table_passes_on_cpu(capsys):

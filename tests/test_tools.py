@@ -1,8 +1,8 @@
 """The GPU-only tools keep working where CI can run them: each op family's compute-sanitizer
-cases (tools/sanitize_<op>.py) run on the CPU, its plugin-host cases
-(tools/plugin_host_sanitize_<op>.py) reach every creator the family declares, and the
-standalone CUDA tools (tools/*.cu) compile. The family of an op is the twinops module that
-defines its API (interpolate, resize and dynamic_resize: ``resize``)."""
+cases (tools/<op>/sanitize.py) run on the CPU, its plugin-host cases
+(tools/<op>/plugin_host_sanitize.py) reach every creator the family declares, and the
+standalone CUDA tools (tools/**/*.cu) compile. The family of an op is the package of the op list
+that defines its API (interpolate, resize and dynamic_resize: ``twinops.library.resize``)."""
 import glob
 import os
 import subprocess
@@ -14,6 +14,7 @@ import torch
 import build_tools
 from twinops import opdef
 from twinops import plugin_host as ph
+from twinops.op_list import OPS as OP_LIST
 
 TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
 sys.path.insert(0, TOOLS)
@@ -24,17 +25,18 @@ OPS = list(opdef.registered().values())
 
 
 def _family(op) -> str:
-    return opdef.resolve(op.api).__module__.rsplit(".", 1)[-1]
+    return opdef.resolve(op.api).__module__.split(".")[2]  # twinops.library.<family>.api
 
 
-FAMILIES = sorted({_family(op) for op in OPS})
-WITH_PLUGINS = sorted({_family(op) for op in OPS if op.plugins})
+FAMILIES = [f for f in OP_LIST if any(_family(op) == f for op in OPS)]
+WITH_PLUGINS = [f for f in OP_LIST if any(_family(op) == f and op.plugins for op in OPS)]
 
 
 def test_every_op_family_has_sanitizer_cases():
     assert FAMILIES, "no registered ops"
-    assert op_names("sanitize") == FAMILIES, "tools/sanitize_<op>.py per op family"
-    assert op_names("plugin_host_sanitize") == WITH_PLUGINS, "tools/plugin_host_sanitize_<op>.py per family with plugins"
+    assert FAMILIES == list(OP_LIST), "every family of the op list declares ops"
+    assert op_names("sanitize") == FAMILIES, "tools/<op>/sanitize.py per op family"
+    assert op_names("plugin_host_sanitize") == WITH_PLUGINS, "tools/<op>/plugin_host_sanitize.py per family with plugins"
 
 
 @pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
@@ -52,14 +54,9 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
 
     def run_plugin(node, inputs, shape_inputs=None, **kw):
         reached.add(node[0] if isinstance(node, tuple) else node.op_type)
-        return [torch.empty(0)]
+        return [torch.empty(0, dtype=inputs[0].dtype)]
 
-    def run_resize(x, attrs, sizes=None, *, plugin="TwinopsResize", **kw):
-        reached.add(attrs.op_type if hasattr(attrs, "op_type") else plugin)
-        return torch.empty(0)
-
-    monkeypatch.setattr(ph, "run_plugin", run_plugin)
-    monkeypatch.setattr(ph, "run_resize", run_resize)
+    monkeypatch.setattr(ph, "run_plugin", run_plugin)  # an op's own wrappers call it through the module
     (module,) = load("plugin_host_sanitize", [family]).values()
     checked = []
     for dtype in DTYPES:
@@ -69,7 +66,7 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
     assert checked
 
 
-@pytest.mark.parametrize("source", sorted(glob.glob(os.path.join(TOOLS, "*.cu"))), ids=os.path.basename)
+@pytest.mark.parametrize("source", sorted(glob.glob(os.path.join(TOOLS, "**", "*.cu"), recursive=True)), ids=os.path.basename)
 def test_standalone_cuda_tools_compile(source, tmp_path):
     """The standalone CUDA tools (microbenchmarks run by hand on a GPU) compile for sm_90 as their
     header says (-ewp and cudadevrt: the tail-launch variants use dynamic parallelism)."""

@@ -1,4 +1,4 @@
-// A test op for the generic plugin classes (tests/test_plugin_host.py): TwinopsTestCopies returns
+// A test op for the generic plugin classes (tests/resize/test_resize_plugins.py): TwinopsTestCopies returns
 // `copies` copies of its one input (any float type, any rank), so a plugin library built from
 // csrc/trt's generic sources and this file has a creator with several outputs. Its field list
 // is an attribute list, as a real op's.

@@ -10,7 +10,7 @@
 # Steps (each runs even when an earlier one failed; the summary at the end lists them all):
 #   1. environment: nvidia-smi, torch + CUDA, twinops built with CUDA kernels (built here if not)
 #   2. libtwinops_trt.so against the TensorRT headers (csrc/trt/build.py, sm_90)
-#   3. pytest tests/test_plugin_host.py, every op's tests/test_<op>_plugins.py and the plugin tests of
+#   3. pytest tests/test_plugin_host.py, every op's tests/<op>/test_<op>_plugins.py and the plugin tests of
 #      tests/test_conformance.py (no enqueue test may be skipped)
 #   4. compute-sanitizer memcheck over tools/plugin_host_sanitize.py
 # Exit status 0 only when every step passed. Logs go to $LOGDIR (default /tmp/twinops_plugin_host).
@@ -57,7 +57,7 @@ export TWINOPS_TRT_PLUGIN_LIB=$LIB TWINOPS_TRT_HEADERS=$HDR TWINOPS_CACHE=$LOGDI
     || status=1
 
 if [[ " $STEPS " == *" pytest "* ]]; then
-    step pytest "$PY" -m pytest -q -rs tests/test_plugin_host.py tests/test_*_plugins.py tests/test_conformance.py \
+    step pytest "$PY" -m pytest -q -rs tests/test_plugin_host.py tests/*/test_*_plugins.py tests/test_conformance.py \
         -k plugin
     if grep -qE "SKIPPED.*(plugin host enqueue:|enqueue parity needs)" "$LOGDIR/pytest.log"; then
         echo "ERROR: enqueue tests were skipped on the GPU machine"; status=1

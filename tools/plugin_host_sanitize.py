@@ -4,7 +4,7 @@
         python tools/plugin_host_sanitize.py [OP ...]
 
 Needs TWINOPS_TRT_PLUGIN_LIB / TWINOPS_TRT_HEADERS (see twinops.plugin_host) and a CUDA GPU.
-An op's cases live in tools/plugin_host_sanitize_<op>.py, whose ``cases(generator, dtype,
+An op's cases live in tools/<op>/plugin_host_sanitize.py, whose ``cases(generator, dtype,
 check)`` runs them in float32, float16 and bfloat16 in turn; without OP every such file
 runs. Each case must also equal the torch op bitwise. Prints one line per failure and
 'plugin host sanitize: N cases, M failures' at the end (exit status 1 on any failure).
@@ -27,7 +27,7 @@ def main() -> int:
     args = parser.parse_args()
     unknown = [op for op in args.ops if op not in known]
     if unknown:
-        parser.error(f"OP: no tools/plugin_host_sanitize_<op>.py for {', '.join(unknown)}; known: {', '.join(known)}")
+        parser.error(f"OP: no tools/<op>/plugin_host_sanitize.py for {', '.join(unknown)}; known: {', '.join(known)}")
     reason = ph.unavailable_reason()
     if reason:
         print(f"plugin host sanitize: cannot run: {reason}")

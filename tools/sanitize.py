@@ -5,9 +5,9 @@
     compute-sanitizer --tool racecheck --error-exitcode 1 python tools/sanitize.py --quick
     compute-sanitizer --tool synccheck --error-exitcode 1 python tools/sanitize.py --quick
 
-An op's cases live in tools/sanitize_<op>.py, whose ``cases(generator, quick)`` runs them
+An op's cases live in tools/<op>/sanitize.py, whose ``cases(generator, quick)`` runs them
 and returns how many; ``--quick`` asks each for the few cases that exercise shared memory and
-barriers (racecheck and synccheck are slow). Without OP, every tools/sanitize_*.py runs.
+barriers (racecheck and synccheck are slow). Without OP, every op's runs.
 Prints 'sanitize: N cases' at the end.
 """
 import argparse
@@ -27,7 +27,7 @@ def main() -> None:
     args = parser.parse_args()
     unknown = [op for op in args.ops if op not in known]
     if unknown:
-        parser.error(f"OP: no tools/sanitize_<op>.py for {', '.join(unknown)}; known: {', '.join(known)}")
+        parser.error(f"OP: no tools/<op>/sanitize.py for {', '.join(unknown)}; known: {', '.join(known)}")
     if not (torch.cuda.is_available() and twinops.has_cuda_kernels()):
         sys.exit("sanitize: needs a CUDA device and twinops built with its CUDA kernels")
     g = torch.Generator("cuda").manual_seed(0)

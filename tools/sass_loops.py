@@ -18,9 +18,8 @@ OTHER build. Names are shown without namespaces, e.g. ``halving_kernel<8, __half
 
 Why: a cold branch that is never taken (a device-side launch, say) can change how ptxas
 compiles a whole kernel; comparing the loops tells which builds compile the hot code alike
-before spending GPU time on timing them. Alike loops do not promise alike times: resize's
-ring kernels got their loops back and not their time (docs/perf/resize-notes.md, "The device
-runtime, not the code").
+before spending GPU time on timing them. Alike loops do not promise alike times: kernels have
+got their loops back and not their time (the cost was a device runtime call, not the code).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // One zeroed 32-bit device word per (device, stream), for kernels that signal work to a fix-up
-// pass launched from the device (resize_fixup.cuh): kernels on one stream run in order, so a
+// pass launched from the device (a non-finite fix-up): kernels on one stream run in order, so a
 // word that every user leaves zero needs no reset between calls. Host code; the words live for
 // the whole process (a few bytes per stream ever used). Keyed by the handle: callers pass the
 // stream they run on (torch's current stream, TensorRT's enqueue stream); cudaStreamPerThread,

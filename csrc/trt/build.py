@@ -2,8 +2,9 @@
 
     python csrc/trt/build.py --include .trt/10/include --out build/libtwinops_trt.so [--arch 90]
 
-Steps: nvcc compiles the shared kernels (csrc/kernels/*.cu; cached by content, since they do not
-depend on TensorRT), g++ compiles csrc/trt/*.cpp and the kernels' host code (csrc/kernels/*.cpp)
+Steps: nvcc compiles the kernels (the .cu files of csrc/kernels and of its folder per op in
+ops/op_list.py; cached by content, since they do not depend on TensorRT), g++ compiles the plugin
+sources (csrc/trt and its op folders) and the kernels' host code (their .cpp files)
 against the given TensorRT headers with -Wall -Wextra -Werror (TensorRT's and CUDA's headers are -isystem), and g++
 links them with the static CUDA runtime (no libcudart.so needed at run time), -z defs (every symbol
 resolved: nothing from libnvinfer) and hidden visibility (only the entry points are exported).
@@ -22,18 +23,39 @@ from typing import List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-KERNELS = os.path.join(ROOT, "csrc", "kernels")
+
+
+def op_names(root: str = ROOT) -> Tuple[str, ...]:
+    """The op list (``OPS`` of ops/op_list.py, read without importing twinops)."""
+    import runpy
+
+    return tuple(runpy.run_path(os.path.join(root, "ops", "op_list.py"))["OPS"])
+
+
+def layer_sources(layer: str, suffix: str, root: str = ROOT) -> List[str]:
+    """The ``suffix`` files of one csrc layer (``kernels``, ``torch``, ``trt``): its root's, then
+    each listed op's folder's, in op-list order."""
+    base = os.path.join(root, "csrc", layer)
+    out = sorted(glob.glob(os.path.join(base, f"*{suffix}")))
+    for op in op_names(root):
+        out += sorted(glob.glob(os.path.join(base, op, f"*{suffix}")))
+    return out
 
 
 def kernel_sources(root: str = ROOT) -> Tuple[List[str], List[str]]:
-    """(CUDA sources, C++ sources) of the kernels: every csrc/kernels/*.cu and *.cpp. setup.py's
-    torch extension takes the same files, so a new op's kernels join both builds unlisted."""
-    kernels = os.path.join(root, "csrc", "kernels")
-    return sorted(glob.glob(os.path.join(kernels, "*.cu"))), sorted(glob.glob(os.path.join(kernels, "*.cpp")))
+    """(CUDA sources, C++ sources) of the kernels (csrc/kernels and its op folders). setup.py's
+    torch extension takes the same files, so both builds follow the op list."""
+    return layer_sources("kernels", ".cu", root), layer_sources("kernels", ".cpp", root)
+
+
+def headers(root: str = ROOT) -> List[str]:
+    """Every header under csrc/ (the object cache's digest covers them all)."""
+    return sorted(p for ext in (".h", ".cuh") for p in glob.glob(os.path.join(root, "csrc", "**", f"*{ext}"),
+                                                                 recursive=True))
 
 
 KERNEL_CU, _KERNEL_CPP = kernel_sources()
-HOST_SOURCES = sorted(glob.glob(os.path.join(HERE, "*.cpp")) + _KERNEL_CPP)
+HOST_SOURCES = layer_sources("trt", ".cpp") + _KERNEL_CPP
 # Without a visible GPU: Hopper only, the architecture CI builds and the kernels' tuning
 # constants were measured on; TORCH_CUDA_ARCH_LIST (e.g. "8.0;8.6;8.9;9.0") builds for others.
 NO_GPU_ARCHS = "9.0"
@@ -136,9 +158,7 @@ def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str])
              "-fPIC,-fvisibility=hidden"]
     flags += arch_flags(archs)
     digest = hashlib.sha256(" ".join(flags).encode())
-    headers = [os.path.join(KERNELS, f) for f in sorted(os.listdir(KERNELS)) if f.endswith((".cuh", ".h"))]
-    headers.append(os.path.join(ROOT, "csrc", "common", "twinops_common.h"))
-    for path in list(kernel_cu) + headers:
+    for path in list(kernel_cu) + headers():
         digest.update(open(path, "rb").read())
     os.makedirs(cache, exist_ok=True)
     objs = []

@@ -71,6 +71,10 @@ inline int32_t enqueue_core(const std::string& name, const OpCore& core, const n
 // version "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), and IPluginV2DynamicExt "legacy".
 struct OpCreator {
   std::string name;                        // plugin name == ONNX op_type
+  // A drop-in's ONNX domain ("mmdeploy" for MMDeploy's nodes; empty for twinops' own and the
+  // ONNX standard's): the library registers the creator in namespace "" and in this one, where
+  // newer ONNX parsers look up a node that names no plugin_namespace after missing in "".
+  std::string node_domain;
   std::function<void(FieldStore*)> declare;  // getFieldNames
   // createPlugin and V2 deserializePlugin: a core, or nullptr and *error set. `runtime`: the
   // fields are the plugin's own serialized ones (V3 runtime phase, V2 deserializePlugin), not
@@ -98,6 +102,12 @@ OpCreator attr_creator(std::string name, Make make, AbsentFields absent = Absent
     *error = read_attr_fields(FieldReader(fc, name), &f, !runtime && absent == AbsentFields::kDefaultWhenBuilding);
     return error->empty() ? make(f, error) : nullptr;
   };
+  return c;
+}
+
+// `c` as the drop-in of another toolkit's node written in ONNX domain `domain`.
+inline OpCreator drop_in(OpCreator c, std::string domain) {
+  c.node_domain = std::move(domain);
   return c;
 }
 

@@ -2,9 +2,9 @@
 // each as IPluginV3 "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), plus
 // IPluginV2DynamicExt "legacy", through every registration path (getCreators,
 // getPluginCreators, registration at load time).
-#include "grid_sample_core.h"
+#include "grid_sample/grid_sample_core.h"
 #include "op_core.h"
-#include "resize_core.h"
+#include "resize/resize_core.h"
 
 namespace twinops {
 namespace trt {

@@ -6,9 +6,10 @@
 //   "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
 //   "legacy"  IPluginV2DynamicExt    8.6, 10, 11
 //
-// in namespace "". A node selects the IPluginV2 path on any version with the node attribute
-// plugin_version="legacy". TensorRT's registry keys creators by (name, version, namespace),
-// so "1" can only be one interface per TensorRT version.
+// in namespace "", and a drop-in of another toolkit's node (OpCreator::node_domain) also in the
+// namespace of that node's domain. A node selects the IPluginV2 path on any version with the node
+// attribute plugin_version="legacy". TensorRT's registry keys creators by (name, version,
+// namespace), so "1" can only be one interface per TensorRT version.
 //
 // Loading paths, all served by `creators()` below:
 //   * IPluginRegistry::loadLibrary / trtexec --dynamicPlugins / polygraphy --plugins:
@@ -46,20 +47,30 @@ using CreatorInterface = nvinfer1::IPluginCreator;
 struct Library {
   std::vector<nvinfer1::IPluginCreator*> v2;        // getPluginCreators
   std::vector<CreatorInterface*> all;               // getCreators (V3 first, then V2)
+  std::vector<std::string> all_namespaces;          // all[i]'s namespace
   std::vector<CreatorInterface*> self_registered;   // by the load-time constructor
   nvinfer1::IPluginRegistry* registry = nullptr;
   std::mutex mutex;
 
   Library() {
+    std::vector<std::string> v2_namespaces;
     for (const OpCreator& op : op_creators()) {
+      std::vector<std::string> namespaces{""};
+      if (!op.node_domain.empty()) namespaces.push_back(op.node_domain);
+      for (const std::string& ns : namespaces) {
 #if TWIN_TRT_HAS_V3
-      all.push_back(new CreatorV3(op, "1"));
+        all.push_back(new CreatorV3(op, "1", ns));
+        all_namespaces.push_back(ns);
 #else
-      v2.push_back(new CreatorV2(op, "1"));
+        v2.push_back(new CreatorV2(op, "1", ns));
+        v2_namespaces.push_back(ns);
 #endif
-      v2.push_back(new CreatorV2(op, "legacy"));
+        v2.push_back(new CreatorV2(op, "legacy", ns));
+        v2_namespaces.push_back(ns);
+      }
     }
     for (nvinfer1::IPluginCreator* c : v2) all.push_back(c);
+    all_namespaces.insert(all_namespaces.end(), v2_namespaces.begin(), v2_namespaces.end());
   }
 };
 
@@ -101,8 +112,8 @@ __attribute__((constructor)) void register_at_load() noexcept {
     if (reg == nullptr) return;  // no TensorRT in the process: loadLibrary / a host will ask
     std::lock_guard<std::mutex> lock(lib.mutex);
     lib.registry = reg;
-    for (CreatorInterface* c : lib.all) {
-      if (reg->registerCreator(*c, "")) lib.self_registered.push_back(c);
+    for (size_t i = 0; i < lib.all.size(); ++i) {
+      if (reg->registerCreator(*lib.all[i], lib.all_namespaces[i].c_str())) lib.self_registered.push_back(lib.all[i]);
     }
   } catch (...) {
     log_error("registering the plugin creators at load time failed");

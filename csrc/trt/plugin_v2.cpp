@@ -139,7 +139,8 @@ void PluginV2::serialize(void* buffer) const noexcept {
   std::memcpy(buffer, bytes_.data(), bytes_.size());
 }
 
-CreatorV2::CreatorV2(const OpCreator& op, std::string version) : op_(op), version_(std::move(version)) {
+CreatorV2::CreatorV2(const OpCreator& op, std::string version, std::string ns)
+    : op_(op), version_(std::move(version)), namespace_(std::move(ns)) {
   op_.declare(&declared_);
 }
 

@@ -57,7 +57,7 @@ class PluginV2 final : public nvinfer1::IPluginV2DynamicExt {
 
 class CreatorV2 final : public nvinfer1::IPluginCreator {
  public:
-  CreatorV2(const OpCreator& op, std::string version);
+  CreatorV2(const OpCreator& op, std::string version, std::string ns = "");
   const char* getPluginName() const noexcept override { return op_.name.c_str(); }
   const char* getPluginVersion() const noexcept override { return version_.c_str(); }
   void setPluginNamespace(const char* ns) noexcept override;

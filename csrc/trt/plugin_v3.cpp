@@ -127,7 +127,8 @@ const PluginFieldCollection* PluginV3::getFieldsToSerialize() noexcept {
   });
 }
 
-CreatorV3::CreatorV3(const OpCreator& op, std::string version) : op_(op), version_(std::move(version)) {
+CreatorV3::CreatorV3(const OpCreator& op, std::string version, std::string ns)
+    : op_(op), version_(std::move(version)), namespace_(std::move(ns)) {
   op_.declare(&declared_);
 }
 
@@ -144,7 +145,7 @@ IPluginV3* CreatorV3::createPlugin(const char*, const PluginFieldCollection* fc,
       log_error(err.empty() ? op_.name + ": createPlugin failed" : err);
       return nullptr;
     }
-    return new PluginV3(op_.name, version_, "", std::move(core));
+    return new PluginV3(op_.name, version_, namespace_, std::move(core));
   });
 }
 

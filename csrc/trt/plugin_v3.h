@@ -62,10 +62,10 @@ class PluginV3 final : public nvinfer1::IPluginV3,
 
 class CreatorV3 final : public nvinfer1::IPluginCreatorV3One {
  public:
-  CreatorV3(const OpCreator& op, std::string version);
+  CreatorV3(const OpCreator& op, std::string version, std::string ns = "");
   const char* getPluginName() const noexcept override { return op_.name.c_str(); }
   const char* getPluginVersion() const noexcept override { return version_.c_str(); }
-  const char* getPluginNamespace() const noexcept override { return ""; }
+  const char* getPluginNamespace() const noexcept override { return namespace_.c_str(); }
   const nvinfer1::PluginFieldCollection* getFieldNames() noexcept override;
   // Both phases read the same named fields (getFieldsToSerialize returns them); nullptr and
   // a logged message on any bad field.
@@ -74,7 +74,7 @@ class CreatorV3 final : public nvinfer1::IPluginCreatorV3One {
 
  private:
   OpCreator op_;
-  std::string version_;
+  std::string version_, namespace_;
   FieldStore declared_;
 };
 

@@ -12,7 +12,7 @@ same-run copy of the case's bytes.
   registry of op benches (:func:`registered`);
 * one module per op, named after it (``<op>.py``), defining its cases and ``BENCH``.
 
-Adding an op's bench: write ``twinops/bench/<op>.py`` with a frozen-dataclass
+Adding an op's bench: write ``twinops.library.<op>.bench`` (ops/library/<op>/bench.py) with a frozen-dataclass
 :class:`BenchCase` subclass (inputs, baseline, candidate, bytes, labels), a
 ``build_cases(config)``, and ``BENCH = OpBench(name="<op>", ...)``; the CLI finds it.
 """

@@ -7,9 +7,8 @@ Usage::
     python -m twinops.bench OP --dtypes float16 --shapes 1x3x1080x1920   # with the op's own options
     python -m twinops.bench --json out/bench.json --markdown out/bench.md
 
-The ops are the modules of this package that define ``BENCH`` (an
-:class:`~twinops.bench.harness.OpBench`), found by :func:`registered`: an op plugs in by
-adding its ``twinops/bench/<op>.py``. Options common to every op: ``--dtypes``, ``--quick``,
+The ops are the op families (ops/op_list.py) whose ``twinops.library.<op>.bench`` module
+defines ``BENCH`` (an :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`. Options common to every op: ``--dtypes``, ``--quick``,
 ``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``. An
 op's own options (e.g. ``--shapes``, ``--modes``) are accepted when it is
 the only op run (named, or the only one registered).
@@ -22,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import importlib.util
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 from .._ext import has_cuda_kernels
+from ..op_list import OPS
 from .harness import DTYPES, FAILED, BenchCase, Config, OpBench, run_benchmark
 from .report import print_results, write_json, write_markdown
 
@@ -37,15 +37,16 @@ PROG = "python -m twinops.bench"
 
 
 def registered() -> Dict[str, OpBench]:
-    """``{name: OpBench}`` of every op with a bench, by name: the ``BENCH`` attribute of each
-    module of this package whose name does not start with ``_`` (each is imported)."""
-    package = __name__.rpartition(".")[0]
+    """``{name: OpBench}`` of every op with a bench, by name: the ``BENCH`` of each op family's
+    ``twinops.library.<op>.bench`` module (ops/op_list.py; a family without one has no bench)."""
     benches = {}
-    for info in pkgutil.iter_modules(sys.modules[package].__path__):
-        if not info.name.startswith("_"):
-            bench = getattr(importlib.import_module(f"{package}.{info.name}"), "BENCH", None)
-            if isinstance(bench, OpBench):
-                benches[bench.name] = bench
+    for op in OPS:
+        name = f"twinops.library.{op}.bench"
+        if importlib.util.find_spec(name) is None:
+            continue
+        bench = getattr(importlib.import_module(name), "BENCH", None)
+        if isinstance(bench, OpBench):
+            benches[bench.name] = bench
     return dict(sorted(benches.items()))
 
 

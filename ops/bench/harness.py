@@ -1,6 +1,6 @@
 """The generic benchmark harness behind ``python -m twinops.bench``; it names no op.
 
-An op's bench (``twinops/bench/<op>.py``) describes its cases as :class:`BenchCase`
+An op's bench (``twinops.library.<op>.bench``) describes its cases as :class:`BenchCase`
 subclasses and the op as an :class:`OpBench`; this module checks and times them. For every
 case it
 
@@ -70,11 +70,11 @@ class BenchCase:
     ``direction`` (``"forward"`` or ``"backward"``) and defines:
 
     * ``labels() -> tuple of str``: the cells of the op's own table columns
-      (:attr:`OpBench.columns`, e.g. ``("bicubic", "float32", "1x3x1080x1920", "2x")``);
+      (:attr:`OpBench.columns`, e.g. ``("bilinear", "float32", "1x3x1080x1920")``);
     * ``make_inputs(device, generator) -> tuple of tensors``: every input of the op, drawn
       from ``generator`` on ``device`` (random, never all zeros), in ``dtype`` where floating;
-    * ``baseline(*inputs)`` and ``candidate(*inputs)``: the reference (e.g. ``F.grid_sample``)
-      and twinops, each returning a tensor or a tuple of tensors of the same shapes;
+    * ``baseline(*inputs)`` and ``candidate(*inputs)``: the PyTorch op the twinops op
+      stands in for, and twinops, each returning a tensor or a tuple of tensors of the same shapes;
     * ``nbytes() -> int``: the minimal HBM traffic of the timed pass, bytes read + written
       once each (:func:`tensor_bytes` adds up shapes); the floor is ``nbytes / bandwidth``;
     * for backward cases, ``output_shapes() -> tuple of shapes``: the shapes of the outputs,
@@ -84,9 +84,9 @@ class BenchCase:
     grad_outputs, retain_graph=True)`` against the twinops backward; set, as needed:
 
     * ``differentiable``: indices of the inputs the gradient is taken w.r.t. (default ``(0,)``;
-      ``(0, 1)`` for grid_sample's input and grid);
+      ``(0, 1)`` for an op differentiable in its first two inputs);
     * ``backward_op``: the qualified name of the op autograd of ``candidate`` must dispatch
-      (e.g. ``"twinops::grid_sample_backward"``); checked where the recording API is available;
+      (``"twinops::<op>_backward"``); checked where the recording API is available;
     * ``candidate_backward(inputs, grad_outputs)``: a zero-argument callable that calls the
       twinops backward op directly and returns the gradients in ``differentiable`` order;
       it is timed instead of autograd, after checking it gives autograd's gradients exactly.
@@ -176,15 +176,15 @@ def _no_targets(rows: Sequence["Row"]) -> List[str]:
 
 @dataclass(frozen=True)
 class OpBench:
-    """An op's bench as the harness and the CLI see it (one per ``twinops/bench/<op>.py``,
+    """An op's bench as the harness and the CLI see it (one per ``twinops.library.<op>.bench``,
     as its module attribute ``BENCH``).
 
     Attributes:
-        name: the op's name, the CLI's ``OP`` argument (``"grid_sample"``).
+        name: the op's name, the CLI's ``OP`` argument.
         summary: ``"twinops X against Y"``, for ``--help``.
-        baseline_name: the baseline in columns and messages (``"F.grid_sample"``).
+        baseline_name: the baseline in columns and messages (``"F.<op>"``).
         baseline_short: its short form in the ``"<short> % floor"`` column (``"F"``).
-        candidate_name: the twinops API in messages about the backward (``"twinops.interpolate"``).
+        candidate_name: the twinops API in messages about the backward (``"twinops.<op>"``).
         columns: the op's own leading table columns, filled by :meth:`BenchCase.labels`.
         build_cases: ``build_cases(config) -> list of BenchCase``, in table order.
         config_type: the :class:`Config` subclass holding the op's selection.

@@ -1,9 +1,8 @@
 """twinops.testing: build parity suites for your own ops on twinops' tools.
 
 * Strategies (Hypothesis): :func:`nchw_shapes`, :func:`dtypes`, :func:`scale_factors`; data:
-  :func:`random_input`. Each op's own strategies and references (``<op>_strategies``,
-  ``<op>_ref``) are exported here too: :func:`interpolate_configs`, :func:`onnx_configs`,
-  :func:`interpolate_reference`, :func:`onnx_reference` ...
+  :func:`random_input`. Each op's own strategies and references live in its package:
+  ``twinops.library.<op>.strategies`` and ``twinops.library.<op>.reference``.
 * Comparison with Polygraphy's semantics: :func:`compare` (statistics), :func:`assert_parity`
   (``stat="elemwise"|"max"|"mean"|"median"|"quantile"``), :func:`report`; the twinops suite's
   stricter allclose rule: :func:`assert_close`.
@@ -15,16 +14,13 @@
   Hypothesis profiles ``ci``/``dev``/``thorough`` chosen by ``TWINOPS_HYPOTHESIS_PROFILE``).
 """
 from .compare import STATS, Comparison, assert_close, assert_parity, compare, report
-from .resize_ref import interpolate_reference, onnx_reference, onnx_reference_is_unstable
-from .resize_strategies import interpolate_attrs, interpolate_configs, onnx_configs, onnx_resize_attrs, size_or_scale
 from .specs import OpSpec, from_opdef, get, register, registered
 from .strategies import FLOAT_DTYPES, dtypes, nchw_shapes, random_input, scale_factors
 from .tolerances import TOLERANCES
 
 __all__ = [
     "STATS", "Comparison", "assert_close", "assert_parity", "compare", "report",
-    "TOLERANCES", "interpolate_reference", "onnx_reference", "onnx_reference_is_unstable",
+    "TOLERANCES",
     "OpSpec", "from_opdef", "get", "register", "registered",
-    "FLOAT_DTYPES", "dtypes", "interpolate_attrs", "interpolate_configs", "nchw_shapes", "onnx_configs",
-    "onnx_resize_attrs", "random_input", "scale_factors", "size_or_scale",
+    "FLOAT_DTYPES", "dtypes", "nchw_shapes", "random_input", "scale_factors",
 ]

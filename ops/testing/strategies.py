@@ -1,7 +1,7 @@
 """Public Hypothesis strategies for NCHW ops: dtypes, shapes, scale factors, and seeded input data.
 
 Each op's own strategies (its attributes, its cases) live in a file named after it
-(``<op>_strategies.py``). Every strategy is a plain ``hypothesis.strategies`` object, so it
+(``twinops.library.<op>.strategies``). Every strategy is a plain ``hypothesis.strategies`` object, so it
 composes with ``@given``, ``st.data()`` and ``find``; nothing here draws from a global random state.
 """
 from __future__ import annotations

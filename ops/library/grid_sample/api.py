@@ -1,0 +1,307 @@
+"""grid_sample: ``torch.nn.functional.grid_sample`` computed by the twinops kernel.
+
+:func:`grid_sample` and :class:`GridSample` call the torch op ``torch.ops.twinops.grid_sample``
+(attributes with ONNX GridSample-20's names: mode ``linear | nearest | cubic``, padding_mode,
+align_corners as an int); its gradient is the op ``twinops::grid_sample_backward``, deterministic
+(no atomics). This module holds what the declaration (``twinops.library.grid_sample.declaration``) cannot express:
+the checks that relate two arguments, the fake kernels, the autograd registration and the node's
+``onnx.reference`` kernel. docs/ops/grid_sample.md has the semantics.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ... import _ext  # noqa: F401  (registers torch.ops.twinops)
+from ..._ext import size_hints
+from ...opdef import attrs_class, check_arg, check_tensor, renamed
+from .declaration import GRID, GRID_SAMPLE, GRID_SAMPLE_NODE, INPUT, MODES, ONNX_MODES, PADDING_MODES
+
+__all__ = ["grid_sample", "GridSample", "GridSampleAttrs", "GRID_SAMPLE_MODES", "GRID_SAMPLE_PADDING_MODES"]
+
+GRID_SAMPLE_MODES = MODES
+GRID_SAMPLE_PADDING_MODES = PADDING_MODES
+
+GridSampleAttrs = attrs_class("GridSampleAttrs", GRID_SAMPLE_NODE, """The op's attributes (ONNX GridSample-20 names; exported verbatim as node attributes).
+
+    ``mode`` (linear, nearest, cubic), ``padding_mode`` (zeros, border, reflection),
+    ``align_corners`` (0 or 1); ``op_args()`` gives them in the op's argument order.
+    """, __name__)
+
+# F.grid_sample's mode names -> the node's (GridSample-20) and back (also GridSample-16's spellings).
+_TO_NODE = dict(zip(MODES, ONNX_MODES))
+_FROM_NODE = {**dict(zip(ONNX_MODES, MODES)), "bilinear": "bilinear", "bicubic": "bicubic"}
+
+
+# ---------------------------------------------------------------------------------------
+# argument checks (the public API's; the C++ op checks the same again with its own name)
+# ---------------------------------------------------------------------------------------
+
+def _check(input, grid, mode, padding_mode, align_corners, who: str) -> None:
+    """Every check of the public API, in order: each tensor (type, rank, dtype: the
+    declaration's generic messages), the keyword arguments, then what relates them."""
+    check_tensor(INPUT, input, who)
+    check_tensor(GRID, grid, who)
+    for a in GRID_SAMPLE.args:
+        check_arg(a, {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}[a.name], who)
+    rank = input.dim()
+    dims = rank - 2
+    if grid.dim() != rank:
+        raise ValueError(f"{who}: grid must be {rank}-D like input ({_grid_layout(rank)}), got {grid.dim()}-D "
+                         f"with shape {tuple(grid.shape)}")
+    if isinstance(grid.shape[-1], int) and grid.shape[-1] != dims:
+        raise ValueError(f"{who}: grid's last dim must be {dims} ({_coords(dims)}) for a {rank}-D input, got "
+                         f"shape {tuple(grid.shape)}")
+    # ints; SymInts under torch.compile; 0-d tensors under the TorchScript tracer, which runs the
+    # op itself on the example (its own check then)
+    n_in, n_grid = input.shape[0], grid.shape[0]
+    if isinstance(n_in, int) and isinstance(n_grid, int):
+        if n_in != n_grid:
+            raise ValueError(f"{who}: grid's batch size ({n_grid}) must equal input's ({n_in}); shapes "
+                             f"{tuple(grid.shape)} and {tuple(input.shape)}")
+    elif isinstance(n_in, torch.SymInt) or isinstance(n_grid, torch.SymInt):  # a runtime assertion in the graph
+        torch._check(n_in == n_grid, lambda: f"{who}: grid's batch size must equal input's")
+    if grid.device != input.device:
+        raise ValueError(f"{who}: grid is on {grid.device} but input is on {input.device}; both must be on the "
+                         "same device")
+    if grid.dtype != input.dtype:
+        raise TypeError(f"{who}: grid must have input's dtype ({str(input.dtype).replace('torch.', '')}), got "
+                        f"{grid.dtype}")
+    if mode == "bicubic" and rank != 4:
+        raise ValueError(f"{who}: mode 'bicubic' needs a 4-D input (N, C, H, W), got {rank}-D with shape "
+                         f"{tuple(input.shape)}")
+    if any(isinstance(v, int) and v == 0 for v in input.shape[2:]):
+        raise ValueError(f"{who}: input's spatial dims ({'D, H, W' if dims == 3 else 'H, W'}) must be non-empty, "
+                         f"got shape {tuple(input.shape)}")
+
+
+def _grid_layout(rank: int) -> str:
+    return "N, H_out, W_out, 2" if rank == 4 else "N, D_out, H_out, W_out, 3"
+
+
+def _coords(dims: int) -> str:
+    return "x, y" if dims == 2 else "x, y, z"
+
+
+def _attrs(mode: str, padding_mode: str, align_corners) -> GridSampleAttrs:
+    return GridSampleAttrs(mode=_TO_NODE[mode], padding_mode=padding_mode, align_corners=int(bool(align_corners)))
+
+
+# ---------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: Optional[bool] = None) -> Tensor:
+    """``torch.nn.functional.grid_sample`` computed by the twinops kernel (same signature and results).
+
+    Args:
+        input: (N, C, H, W) or (N, C, D, H, W) float32/float64/float16/bfloat16 tensor, any
+            strides (channels_last included); D, H, W at least 1, N and C may be 0.
+        grid: (N, H_out, W_out, 2) for 4-D input or (N, D_out, H_out, W_out, 3) for 5-D, same
+            dtype and device as ``input``; the last dim is (x, y[, z]) normalised so that -1 and
+            1 are the input's edges (``align_corners=False``) or its corner elements' centres
+            (``True``). Values outside [-1, 1] are padded; a NaN coordinate gives NaN in every
+            channel (docs/ops/grid_sample.md has the NaN and Inf rules).
+        mode: ``bilinear`` (default; trilinear for 5-D), ``nearest`` (round half to even),
+            ``bicubic`` (4-D only; Keys, A = -0.75).
+        padding_mode: ``zeros`` (default), ``border``, ``reflection``.
+        align_corners: default None (= False, without F.grid_sample's warning).
+
+    Returns:
+        (N, C, H_out, W_out) or (N, C, D_out, H_out, W_out) contiguous tensor of input's dtype
+        and device; differentiable with respect to ``input`` and ``grid`` (deterministic
+        backward, also under ``torch.use_deterministic_algorithms(True)``).
+    """
+    return _grid_sample(input, grid, mode, padding_mode, align_corners, "twinops.grid_sample")
+
+
+def _grid_sample(input, grid, mode, padding_mode, align_corners, who: str) -> Tensor:
+    _check(input, grid, mode, padding_mode, align_corners, who)
+    try:
+        return torch.ops.twinops.grid_sample(input, grid, *_attrs(mode, padding_mode, align_corners).op_args())
+    except RuntimeError as e:
+        raise renamed(e, who) from None
+
+
+class GridSample(torch.nn.Module):
+    """Module form of :func:`grid_sample`: ``GridSample(mode="bilinear", padding_mode="zeros",
+    align_corners=None)``, ``forward(input, grid)``."""
+
+    def __init__(self, mode: str = "bilinear", padding_mode: str = "zeros", align_corners: Optional[bool] = None):
+        super().__init__()
+        self.mode, self.padding_mode, self.align_corners = mode, padding_mode, align_corners
+
+    def forward(self, input: Tensor, grid: Tensor) -> Tensor:
+        return _grid_sample(input, grid, self.mode, self.padding_mode, self.align_corners, "twinops.GridSample")
+
+    def extra_repr(self) -> str:
+        return f"mode={self.mode!r}, padding_mode={self.padding_mode!r}, align_corners={self.align_corners}"
+
+
+# ---------------------------------------------------------------------------------------
+# torch.library: fake kernels and autograd
+# ---------------------------------------------------------------------------------------
+
+def _fake_check(op: str, input, grid, attrs, grad_output=None) -> None:
+    """The C++ op's checks under FakeTensorMode (twinops::_grid_sample_check, csrc/torch), so meta
+    and fake calls reject what the kernels reject, with the same message. A size that is symbolic
+    cannot be compared here: where one of two sizes that must agree is symbolic, the other is used."""
+    in_shape, grid_shape = size_hints(input.shape), size_hints(grid.shape)
+    if input.dim() and grid.dim() and not (isinstance(input.shape[0], int) and isinstance(grid.shape[0], int)):
+        grid_shape[0] = in_shape[0]
+    go = grad_output if grad_output is not None else input
+    go_shape = size_hints(go.shape)
+    if grad_output is not None and len(in_shape) >= 2 and len(go_shape) == len(grid_shape) >= 2:
+        want = in_shape[:2] + grid_shape[1:-1]
+        go_shape = [w if not isinstance(v, int) else h for v, h, w in zip(grad_output.shape, go_shape, want)]
+    torch.ops.twinops._grid_sample_check(op, in_shape, input.dtype, input.device, grid_shape, grid.dtype, grid.device,
+                                         go_shape, go.dtype, go.device, *attrs)
+
+
+@torch.library.register_fake("twinops::grid_sample")
+def _grid_sample_fake(input, grid, *attrs):
+    _fake_check("grid_sample", input, grid, attrs)
+    # ATen's grid_sampler returns a contiguous (N, C, [D_out,] H_out, W_out) tensor whatever input's layout.
+    return input.new_empty((input.shape[0], input.shape[1], *grid.shape[1:-1]))
+
+
+@torch.library.register_fake("twinops::grid_sample_backward")
+def _grid_sample_backward_fake(grad_output, input, grid, mode, padding_mode, align_corners, output_mask):
+    _fake_check("grid_sample_backward", input, grid, (mode, padding_mode, align_corners), grad_output)
+    # a result that was not asked for is an empty (0,) tensor; the others are contiguous
+    grad_input = input.new_empty(input.shape) if output_mask[0] else input.new_empty((0,))
+    grad_grid = grid.new_empty(grid.shape) if output_mask[1] else input.new_empty((0,))
+    return grad_input, grad_grid
+
+
+def _setup(ctx, inputs, output):
+    input, grid, *attrs = inputs
+    ctx.save_for_backward(input, grid)
+    ctx.attrs = tuple(attrs)
+
+
+def _backward(ctx, grad):
+    input, grid = ctx.saved_tensors
+    mask = [bool(ctx.needs_input_grad[0]), bool(ctx.needs_input_grad[1])]
+    if grad is None or not any(mask):
+        return None, None, None, None, None
+    gi, gg = torch.ops.twinops.grid_sample_backward(grad, input, grid, *ctx.attrs, mask)
+    return (gi if mask[0] else None), (gg if mask[1] else None), None, None, None
+
+
+torch.library.register_autograd("twinops::grid_sample", _backward, setup_context=_setup)
+
+
+# Second derivatives: ATen's (grid_sampler_{2,3}d_double_backward, through autograd of ATen's
+# backward op). The twinops kernels give first derivatives only; a double backward is rarely
+# needed (gradient penalties), so it borrows ATen's instead of a third kernel. It is therefore
+# neither deterministic on CUDA (ATen's CUDA backward refuses to run under
+# torch.use_deterministic_algorithms(True)) nor bound to the NaN-grid rule.
+# The node's names (and GridSample-16's, MODES' spellings) -> ATen's integer codes: the
+# declaration lists both in the enums' order.
+_ATEN_MODE = {m: i for names in (ONNX_MODES, MODES) for i, m in enumerate(names)}
+_ATEN_PADDING = {p: i for i, p in enumerate(PADDING_MODES)}
+
+
+@functools.lru_cache(maxsize=None)
+def aten_double_backward_available() -> bool:
+    """Whether this PyTorch differentiates its grid sampler backward (F.grid_sample's second
+    derivatives; older releases raise "derivative for aten::grid_sampler_2d_backward is not
+    implemented"). twinops' second derivatives exist exactly when this is True."""
+    x = torch.ones(1, 1, 2, 2, dtype=torch.float64, requires_grad=True)
+    g = torch.zeros(1, 1, 1, 2, dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        gx, = torch.autograd.grad(F.grid_sample(x, g, align_corners=False).sum(), x, create_graph=True)
+        try:
+            torch.autograd.grad(gx.sum(), g, allow_unused=True)
+        except RuntimeError as e:
+            if "not implemented" in str(e):
+                return False
+            raise
+    return True
+
+
+def _setup_double(ctx, inputs, output):
+    grad_output, input, grid, mode, padding_mode, align_corners, output_mask = inputs
+    ctx.save_for_backward(grad_output, input, grid)
+    ctx.attrs = (_ATEN_MODE[mode], _ATEN_PADDING[padding_mode], bool(align_corners))
+
+
+def _double_backward(ctx, grad_grad_input, grad_grad_grid):
+    grad_output, input, grid = ctx.saved_tensors
+    wanted = list(ctx.needs_input_grad[:3])
+    if not any(wanted):
+        return (None,) * 7
+    if torch.is_grad_enabled():
+        # create_graph=True here asks for a third derivative: the partial derivatives below are
+        # taken on detached copies (the saved tensors' own history must not be differentiated
+        # through), so a graph built from them would silently miss terms.
+        raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
+                           "derivative is ATen's grid sampler double backward; call the second backward without "
+                           "create_graph=True)")
+    if not aten_double_backward_available():
+        raise RuntimeError("twinops.grid_sample: second derivatives are ATen's grid sampler double backward, which "
+                           f"this PyTorch ({torch.__version__}) does not define (F.grid_sample has none either)")
+    aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]
+        outs = aten(*leaves, *ctx.attrs, [True, True])
+        pairs = [(o, g) for o, g in zip(outs, (grad_grad_input, grad_grad_grid)) if g is not None and g.numel()]
+        if not pairs:
+            return (None,) * 7
+        asked = [t for t, w in zip(leaves, wanted) if w]
+        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True))
+    grads = [next(got) if w else None for w in wanted]
+    return (*grads, None, None, None, None)
+
+
+torch.library.register_autograd("twinops::grid_sample_backward", _double_backward, setup_context=_setup_double)
+
+
+# ---------------------------------------------------------------------------------------
+# float64 semantics: the onnx.reference kernel of the node (and twinops.testing's reference)
+# ---------------------------------------------------------------------------------------
+
+def grid_sample_float64(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                        align_corners: Optional[bool] = None) -> Tensor:
+    """What the kernels compute, in float64: ``F.grid_sample`` on ``input`` and ``grid`` cast to
+    float64 (CPU or their device), with twinops' rule for non-finite grid coordinates, which
+    PyTorch's own CPU and CUDA kernels do not agree on:
+
+    * a NaN coordinate: NaN in every channel at that point;
+    * a +-Inf coordinate (no NaN): ``zeros`` -> 0 (the point is outside), ``border`` -> the
+      value at the clamped edge, ``reflection`` -> NaN (a reflection of infinity has no limit).
+
+    NaN and Inf in ``input`` propagate as F.grid_sample's float64 arithmetic propagates them.
+    Returns a float64 tensor of the output's shape. Never calls the twinops kernels.
+    """
+    x, g = input.detach().double(), grid.detach().double()
+    nan = torch.isnan(g).any(-1)
+    inf = torch.isinf(g).any(-1) & ~nan
+    if padding_mode == "border":
+        # Far beyond every edge: the coordinate clamps there, and bicubic's four taps, clamped
+        # one by one, all read the edge (weights summing to 1).
+        g = torch.where(torch.isinf(g), torch.sign(g) * 4096.0, g)
+    g = torch.where(torch.isfinite(g), g, torch.zeros_like(g))  # any finite point: overwritten below
+    y = F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    special = {"zeros": 0.0, "reflection": float("nan")}.get(padding_mode)
+    point = (slice(None), None)  # a (N, *out) mask broadcast over C
+    if special is not None:
+        y = torch.where(inf[point], torch.full_like(y, special), y)
+    return torch.where(nan[point], torch.full_like(y, float("nan")), y)
+
+
+def twinops_grid_sample_reference(X, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0):
+    """The ``onnx.reference`` kernel of ``twinops::TwinopsGridSample``: :func:`grid_sample_float64`
+    on numpy arrays with the node's attributes (GridSample-20 or -16 mode names), output in X's dtype."""
+    if mode not in _FROM_NODE:
+        raise ValueError(f"TwinopsGridSample: mode must be one of {', '.join(_FROM_NODE)}, got {mode!r}")
+    y = grid_sample_float64(torch.from_numpy(np.asarray(X)), torch.from_numpy(np.asarray(grid)), _FROM_NODE[mode],
+                            padding_mode, bool(align_corners))
+    return y.numpy().astype(np.asarray(X).dtype)
