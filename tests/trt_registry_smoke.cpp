@@ -9,7 +9,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <set>
+#include <map>
 #include <string>
 
 using namespace nvinfer1;
@@ -17,24 +17,31 @@ using namespace nvinfer1;
 namespace {
 
 struct FakeRegistry : IPluginRegistry {
-  std::set<std::string> live;
+  // As TensorRT's registry: keyed by (name, version, namespace), a registered creator withdrawn by identity.
+  std::map<std::string, IPluginCreatorInterface const*> live;
   int registered = 0, deregistered = 0;
-  static std::string key(IPluginCreatorInterface const& c) {
+  static std::string key(IPluginCreatorInterface const& c, std::string const& ns) {
     // Every creator of the library implements getPluginName/Version through one of the two creator bases.
     if (std::string(c.getInterfaceInfo().kind) == "PLUGIN CREATOR_V3ONE") {
       auto const& v3 = static_cast<IPluginCreatorV3One const&>(c);
-      return std::string(v3.getPluginName()) + "/" + v3.getPluginVersion();
+      return std::string(v3.getPluginName()) + "/" + v3.getPluginVersion() + "/" + ns;
     }
     auto const& v2 = static_cast<IPluginCreator const&>(c);
-    return std::string(v2.getPluginName()) + "/" + v2.getPluginVersion();
+    return std::string(v2.getPluginName()) + "/" + v2.getPluginVersion() + "/" + ns;
   }
-  bool registerCreator(IPluginCreatorInterface& c, AsciiChar const* const) noexcept override {
+  bool registerCreator(IPluginCreatorInterface& c, AsciiChar const* const ns) noexcept override {
     ++registered;
-    return live.insert(key(c)).second;
+    return live.emplace(key(c, ns ? ns : ""), &c).second;
   }
   bool deregisterCreator(IPluginCreatorInterface const& c) noexcept override {
     ++deregistered;
-    return live.erase(key(c)) == 1;
+    for (auto it = live.begin(); it != live.end(); ++it) {
+      if (it->second == &c) {
+        live.erase(it);
+        return true;
+      }
+    }
+    return false;
   }
   bool registerCreator(IPluginCreator&, AsciiChar const* const) noexcept override { return false; }
   IPluginCreator* const* getPluginCreatorList(int32_t* const n) const noexcept override { *n = 0; return nullptr; }
@@ -63,14 +70,16 @@ int main(int argc, char** argv) {
   if (argc != 2) return 2;
   void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) { std::printf("FAIL: %s\n", dlerror()); return 1; }
-  // Every creator of the list (V3 "1" and V2 "legacy" per op creator; resize's alone give 6).
+  // Every creator of the list (V3 "1" and V2 "legacy" per op creator and namespace; resize's alone give 10).
   const int all = g_registry.registered;
-  if (static_cast<int>(g_registry.live.size()) != all || all < 6 || all % 2 != 0) {
-    std::printf("FAIL: load-time registration: %zu live, %d calls (expected an even number >= 6, all live)\n",
+  if (static_cast<int>(g_registry.live.size()) != all || all < 10 || all % 2 != 0) {
+    std::printf("FAIL: load-time registration: %zu live, %d calls (expected an even number >= 10, all live)\n",
                 g_registry.live.size(), all);
     return 1;
   }
-  for (const char* k : {"TwinopsResize/1", "TwinopsResize/legacy", "DynamicTRTResize/1", "TRTBicubicInterpolate/legacy"})
+  // MMDeploy's drop-ins also in their nodes' domain
+  for (const char* k : {"TwinopsResize/1/", "TwinopsResize/legacy/", "DynamicTRTResize/1/", "DynamicTRTResize/1/mmdeploy",
+                        "TRTBicubicInterpolate/legacy/", "TRTBicubicInterpolate/legacy/mmdeploy"})
     if (!g_registry.live.count(k)) { std::printf("FAIL: %s not registered\n", k); return 1; }
   using GetAll = IPluginCreatorInterface* const* (*)(int32_t&);
   int32_t n = 0;

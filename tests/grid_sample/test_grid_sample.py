@@ -493,7 +493,7 @@ def test_backward_is_deterministic(device, dtype, mode):
 
 def _node_reference(x, g, mode, padding_mode, align_corners):
     """twinops' node kernel (what onnx.reference runs for an exported TwinopsGridSample)."""
-    from twinops.library.grid_sample.api import twinops_grid_sample_reference
+    from twinops.library.grid_sample.export import twinops_grid_sample_reference
 
     onnx_mode = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}[mode]
     return torch.from_numpy(twinops_grid_sample_reference(x.numpy(), g.numpy(), onnx_mode, padding_mode,

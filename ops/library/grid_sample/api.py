@@ -3,16 +3,15 @@
 :func:`grid_sample` and :class:`GridSample` call the torch op ``torch.ops.twinops.grid_sample``
 (attributes with ONNX GridSample-20's names: mode ``linear | nearest | cubic``, padding_mode,
 align_corners as an int); its gradient is the op ``twinops::grid_sample_backward``, deterministic
-(no atomics). This module holds what the declaration (``twinops.library.grid_sample.declaration``) cannot express:
-the checks that relate two arguments, the fake kernels, the autograd registration and the node's
-``onnx.reference`` kernel. docs/ops/grid_sample.md has the semantics.
+(no atomics). This module holds what the declaration (``declaration.py``) cannot express: the
+checks that relate two arguments, the fake kernels and the autograd registration (the node's
+``onnx.reference`` kernel is in ``export.py``). docs/ops/grid_sample.md has the semantics.
 """
 from __future__ import annotations
 
 import functools
 from typing import Optional
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -33,9 +32,8 @@ GridSampleAttrs = attrs_class("GridSampleAttrs", GRID_SAMPLE_NODE, """The op's a
     ``align_corners`` (0 or 1); ``op_args()`` gives them in the op's argument order.
     """, __name__)
 
-# F.grid_sample's mode names -> the node's (GridSample-20) and back (also GridSample-16's spellings).
+# F.grid_sample's mode names -> the node's (GridSample-20).
 _TO_NODE = dict(zip(MODES, ONNX_MODES))
-_FROM_NODE = {**dict(zip(ONNX_MODES, MODES)), "bilinear": "bilinear", "bicubic": "bicubic"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,46 +260,3 @@ def _double_backward(ctx, grad_grad_input, grad_grad_grid):
 
 
 torch.library.register_autograd("twinops::grid_sample_backward", _double_backward, setup_context=_setup_double)
-
-
-# ---------------------------------------------------------------------------------------
-# float64 semantics: the onnx.reference kernel of the node (and twinops.testing's reference)
-# ---------------------------------------------------------------------------------------
-
-def grid_sample_float64(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
-                        align_corners: Optional[bool] = None) -> Tensor:
-    """What the kernels compute, in float64: ``F.grid_sample`` on ``input`` and ``grid`` cast to
-    float64 (CPU or their device), with twinops' rule for non-finite grid coordinates, which
-    PyTorch's own CPU and CUDA kernels do not agree on:
-
-    * a NaN coordinate: NaN in every channel at that point;
-    * a +-Inf coordinate (no NaN): ``zeros`` -> 0 (the point is outside), ``border`` -> the
-      value at the clamped edge, ``reflection`` -> NaN (a reflection of infinity has no limit).
-
-    NaN and Inf in ``input`` propagate as F.grid_sample's float64 arithmetic propagates them.
-    Returns a float64 tensor of the output's shape. Never calls the twinops kernels.
-    """
-    x, g = input.detach().double(), grid.detach().double()
-    nan = torch.isnan(g).any(-1)
-    inf = torch.isinf(g).any(-1) & ~nan
-    if padding_mode == "border":
-        # Far beyond every edge: the coordinate clamps there, and bicubic's four taps, clamped
-        # one by one, all read the edge (weights summing to 1).
-        g = torch.where(torch.isinf(g), torch.sign(g) * 4096.0, g)
-    g = torch.where(torch.isfinite(g), g, torch.zeros_like(g))  # any finite point: overwritten below
-    y = F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
-    special = {"zeros": 0.0, "reflection": float("nan")}.get(padding_mode)
-    point = (slice(None), None)  # a (N, *out) mask broadcast over C
-    if special is not None:
-        y = torch.where(inf[point], torch.full_like(y, special), y)
-    return torch.where(nan[point], torch.full_like(y, float("nan")), y)
-
-
-def twinops_grid_sample_reference(X, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0):
-    """The ``onnx.reference`` kernel of ``twinops::TwinopsGridSample``: :func:`grid_sample_float64`
-    on numpy arrays with the node's attributes (GridSample-20 or -16 mode names), output in X's dtype."""
-    if mode not in _FROM_NODE:
-        raise ValueError(f"TwinopsGridSample: mode must be one of {', '.join(_FROM_NODE)}, got {mode!r}")
-    y = grid_sample_float64(torch.from_numpy(np.asarray(X)), torch.from_numpy(np.asarray(grid)), _FROM_NODE[mode],
-                            padding_mode, bool(align_corners))
-    return y.numpy().astype(np.asarray(X).dtype)

@@ -49,7 +49,7 @@ GRID_SAMPLE_NODE = Node(
     inputs=(TensorArg("X", ranks=(4, 5), dtypes=FLOATING), TensorArg("grid", ranks=(4, 5), dtypes=FLOATING)),
     outputs=(TensorArg("Y", ranks=(4, 5), dtypes=FLOATING),),
     attrs=GRID_SAMPLE_ATTRS, torch_op="twinops::grid_sample",
-    reference="twinops.library.grid_sample.api:twinops_grid_sample_reference",
+    reference="twinops.library.grid_sample.export:twinops_grid_sample_reference",
     doc="twinops grid_sample (F.grid_sample's semantics, ONNX GridSample-20 attribute names; 4-D and 5-D)")
 
 GRID_SAMPLE = register(OpDef(

@@ -1,4 +1,6 @@
-"""grid_sample exported without editing the model: ``F.grid_sample`` -> ``TwinopsGridSample``.
+"""grid_sample's ONNX faces beyond the generic ones: the node's ``onnx.reference`` kernel
+(:func:`twinops_grid_sample_reference`) and the export of an unedited model's ``F.grid_sample``
+as ``TwinopsGridSample``.
 
 ``twinops.export_onnx(model, args, replace=("grid_sample",))`` (``twinops.onnx_replace``) writes
 the ATen ops F.grid_sample lowers to as the twinops node (declared in ``twinops.library.grid_sample.declaration``),
@@ -19,13 +21,15 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
+import numpy as np
 import torch
 
 from ... import onnx_nodes as N
-from .declaration import GRID_SAMPLE_NODE, ONNX_MODES, PADDING_MODES
+from .declaration import GRID_SAMPLE_NODE, MODES, ONNX_MODES, PADDING_MODES
+from .reference import grid_sample_reference
 from ...onnx_replace import AtenReplacement, aten_translation, register_replacement
 
-__all__ = ["ATEN_MODES", "ATEN_PADDINGS", "node_values"]
+__all__ = ["ATEN_MODES", "ATEN_PADDINGS", "node_values", "twinops_grid_sample_reference"]
 
 # ATen's GridSamplerInterpolation / GridSamplerPadding enums -> the node's names (the
 # declaration lists them in the enums' order)
@@ -86,3 +90,21 @@ register_replacement(AtenReplacement(
     summary="F.grid_sample (ATen's grid_sampler, grid_sampler_2d, grid_sampler_3d) -> TwinopsGridSample",
     symbolics={f"aten::{name}": _ts_grid_sampler for name in _ATEN_OPS},
     translations=_translations))
+
+
+# ---------------------------------------------------------------------------------------
+# onnx.reference
+# ---------------------------------------------------------------------------------------
+
+# The node's mode names (GridSample-20's, and GridSample-16's spellings) -> F.grid_sample's.
+_FROM_NODE = {**dict(zip(ONNX_MODES, MODES)), "bilinear": "bilinear", "bicubic": "bicubic"}
+
+
+def twinops_grid_sample_reference(X, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0):
+    """The ``onnx.reference`` kernel of ``twinops::TwinopsGridSample``: :func:`~twinops.library.grid_sample.reference.grid_sample_reference`
+    on numpy arrays with the node's attributes (GridSample-20 or -16 mode names), output in X's dtype."""
+    if mode not in _FROM_NODE:
+        raise ValueError(f"TwinopsGridSample: mode must be one of {', '.join(_FROM_NODE)}, got {mode!r}")
+    y = grid_sample_reference(torch.from_numpy(np.asarray(X)), torch.from_numpy(np.asarray(grid)), _FROM_NODE[mode],
+                            padding_mode, bool(align_corners))
+    return y.numpy().astype(np.asarray(X).dtype)

@@ -1,14 +1,15 @@
 """float64 references for ``twinops.grid_sample`` and its per-dtype tolerances.
 
 * :func:`grid_sample_reference`: ``F.grid_sample`` in float64 with twinops' rule for NaN and
-  +-Inf grid coordinates (``grid_sample_float64`` of ops/library/grid_sample/api.py, which is also the node's
-  ``onnx.reference`` kernel); never the twinops kernels.
+  +-Inf grid coordinates (also the node's ``onnx.reference`` kernel, in ops/library/grid_sample/export.py);
+  never the twinops kernels.
 * :func:`onnx_grid_sample_reference`: ONNX GridSample-20 through ``onnx.reference``, for the
   documented comparison with it (docs/ops/grid_sample.md, "References").
 """
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from ...testing.tolerances import TOLERANCES as _DEFAULT
 
@@ -24,11 +25,31 @@ ONNX_MODE = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
 
 def grid_sample_reference(input: torch.Tensor, grid: torch.Tensor, mode: str = "bilinear",
                           padding_mode: str = "zeros", align_corners=None) -> torch.Tensor:
-    """twinops.grid_sample's semantics in float64 (F.grid_sample on float64 copies of the inputs,
-    plus the NaN / Inf grid rule); a float64 tensor on input's device."""
-    from .api import grid_sample_float64
+    """What the kernels compute, in float64: ``F.grid_sample`` on ``input`` and ``grid`` cast to
+    float64 (CPU or their device), with twinops' rule for non-finite grid coordinates, which
+    PyTorch's own CPU and CUDA kernels do not agree on:
 
-    return grid_sample_float64(input, grid, mode, padding_mode, align_corners)
+    * a NaN coordinate: NaN in every channel at that point;
+    * a +-Inf coordinate (no NaN): ``zeros`` -> 0 (the point is outside), ``border`` -> the
+      value at the clamped edge, ``reflection`` -> NaN (a reflection of infinity has no limit).
+
+    NaN and Inf in ``input`` propagate as F.grid_sample's float64 arithmetic propagates them.
+    Returns a float64 tensor of the output's shape. Never calls the twinops kernels.
+    """
+    x, g = input.detach().double(), grid.detach().double()
+    nan = torch.isnan(g).any(-1)
+    inf = torch.isinf(g).any(-1) & ~nan
+    if padding_mode == "border":
+        # Far beyond every edge: the coordinate clamps there, and bicubic's four taps, clamped
+        # one by one, all read the edge (weights summing to 1).
+        g = torch.where(torch.isinf(g), torch.sign(g) * 4096.0, g)
+    g = torch.where(torch.isfinite(g), g, torch.zeros_like(g))  # any finite point: overwritten below
+    y = F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    special = {"zeros": 0.0, "reflection": float("nan")}.get(padding_mode)
+    point = (slice(None), None)  # a (N, *out) mask broadcast over C
+    if special is not None:
+        y = torch.where(inf[point], torch.full_like(y, special), y)
+    return torch.where(nan[point], torch.full_like(y, float("nan")), y)
 
 
 def onnx_grid_sample_reference(input: torch.Tensor, grid: torch.Tensor, mode: str = "bilinear",
