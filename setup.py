@@ -155,7 +155,8 @@ setup(
     version="0.1.0",
     description="CUDA kernels compiled twice: PyTorch custom ops and TensorRT plugins, with parity suites",
     # the subpackages too: a non-editable install (wheel) has only what is listed
-    packages=["twinops", "twinops.bench", "twinops.testing"],
+    packages=["twinops", "twinops.bench", "twinops.testing", "twinops.library"]
+    + [f"twinops.library.{op}" for op in _trt_build_module().op_names(HERE)],
     package_dir={"twinops": "ops"},
     ext_modules=_extensions(),
     cmdclass=_cmdclass(),

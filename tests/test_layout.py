@@ -96,3 +96,15 @@ def test_files_named_after_a_family_lie_in_its_folders():
             if op in os.path.basename(p) and f"/{op}/" not in f"/{p}":
                 bad.append(p)
     assert not bad, f"files named after an op outside its folders: {bad}"
+
+
+def test_every_python_package_is_one_setup_installs():
+    """setup.py lists twinops' packages (a wheel has only those): the generic ones and one per
+    family of the op list, which must be every package folder under ops/."""
+    generic = {"twinops", "twinops.bench", "twinops.testing", "twinops.library"}
+    found = {"twinops" + ("." + os.path.dirname(p)[len("ops/"):].replace("/", ".") if os.path.dirname(p) != "ops" else "")
+             for p in _tracked() if p.startswith("ops/") and p.endswith("/__init__.py")}
+    assert found == generic | {f"twinops.library.{op}" for op in OPS}
+    with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as f:
+        setup = f.read()
+    assert all(f'"{p}"' in setup for p in generic) and "twinops.library.{op}" in setup  # the op list's
