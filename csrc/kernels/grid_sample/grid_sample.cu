@@ -17,8 +17,8 @@
 //   element <-> pair relation exact for every mode and padding (border's clamped taps,
 //   reflection's mirrored ones, cubic's per-tap padding) without a per-padding rule.
 //   Binning the points per input cell instead (one sort item per point, each element
-//   gathering from its neighbouring cells) was measured slower in 33 of 36 cases on the H200
-//   and removed (docs/perf/grid_sample-notes.md, "Deterministic backward: two designs").
+//   gathering from its neighbouring cells) is slower in most cases
+//   (docs/perf/grid_sample-notes.md, "Deterministic backward: two designs").
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

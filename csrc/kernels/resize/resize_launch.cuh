@@ -94,7 +94,7 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks, in
     return cudaSuccess;
   }
   // The limit is raised for any size: a launch whose dynamic plus static shared memory
-  // exceeds 48 KB needs it, so 48 KB of dynamic memory alone already does (a bug once).
+  // exceeds 48 KB needs it, and that can happen below 48 KB of dynamic memory.
   size_t& raised = limit[std::make_pair(kernel, device)];
   if (smem > raised) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));

@@ -51,10 +51,9 @@ constexpr int staged_min_blocks() {
   return sizeof(Acc) > 4 || !WFirst ? 2 : 3;
 }
 // Blocks per SM the registers alone are sized for: as staged_min_blocks, but three for the
-// float32 downscaling tiles of 2 and 4 taps, which kept 80 registers before the non-finite
-// fix-up's notes (resize_fixup.cuh) took them to 86 and 99; where the tile's shared memory
-// allows a third block, two blocks had made the nearest float32 2x backward at 1080p 15%
-// slower (notes: "Non-finite values on CUDA").
+// float32 downscaling tiles of 2 and 4 taps: where the tile's shared memory allows a third
+// block, sizing them for two makes the nearest float32 2x backward at 1080p about 15% slower
+// (docs/perf/resize-notes.md, "Non-finite values on CUDA", has the measurements).
 template <bool WFirst, int TY, typename T, typename Acc>
 constexpr int staged_register_blocks() {
   return !WFirst && TY > 0 && TY <= 4 && sizeof(T) == 4 && sizeof(Acc) == 4 ? 3 : staged_min_blocks<WFirst, Acc>();
