@@ -27,6 +27,7 @@ import contextlib
 import io
 import logging
 import os
+import warnings
 from typing import Any, Dict, List
 
 import torch
@@ -152,7 +153,9 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwarg
         table.update(kwargs.pop("custom_translation_table", None) or {})
         kwargs.setdefault("verbose", False)
         try:
-            with _without_torchvision_notices():
+            with _without_torchvision_notices(), warnings.catch_warnings():
+                for message in _TORCH_INTERNAL_WARNINGS:
+                    warnings.filterwarnings("ignore", message=message, category=FutureWarning)
                 program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
         except Exception as e:  # noqa: BLE001 - surface a twinops refusal instead of the exporter's wrappers
             cause = e
@@ -174,6 +177,11 @@ def export_onnx(model, args, f=None, *, dynamo: bool = True, replace=(), **kwarg
         else:
             f.write(proto.SerializeToString())
     return proto
+
+
+# torch's own exporter code warns about its own use of a deprecated pytree API (torch 2.11's
+# "`isinstance(treespec, LeafSpec)` is deprecated"): nothing a caller can act on.
+_TORCH_INTERNAL_WARNINGS = (r"`isinstance\(treespec, LeafSpec\)` is deprecated",)
 
 
 class _TorchvisionNotice(logging.Filter):

@@ -14,7 +14,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _tracked(*suffixes):
     """The repository's tracked files with one of ``suffixes`` (paths relative to ROOT)."""
     try:
-        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        # tracked, and new files not yet added (not ignored): the tree as it will be committed
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: the tracked files are unknown")
     return [p for p in out.splitlines() if p.endswith(suffixes) and os.path.isfile(os.path.join(ROOT, p))]

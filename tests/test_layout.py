@@ -30,7 +30,9 @@ OP_LISTS = ("ops/op_list.py", "csrc/trt/plugin_creators.cpp")
 
 def _tracked():
     try:
-        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        # tracked, and new files not yet added (not ignored): the tree as it will be committed
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: the tracked files are unknown")
     return [p for p in out.splitlines() if os.path.isfile(os.path.join(ROOT, p))]

@@ -182,3 +182,14 @@ def test_gpu_archs_read_nvidia_smi(monkeypatch, tmp_path):
     assert trt_build.gpu_archs() == "8.9;9.0"
     smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     assert trt_build.gpu_archs() is None
+
+
+def test_arch_flags_read_torch_arch_lists():
+    """TORCH_CUDA_ARCH_LIST as torch reads it, with architecture-specific (a) and family (f) targets."""
+    assert trt_build.arch_flags("9.0a") == ["-gencode=arch=compute_90a,code=sm_90a"]
+    assert trt_build.arch_flags("8.0;10.0f+PTX") == ["-gencode=arch=compute_80,code=sm_80",
+                                                     "-gencode=arch=compute_100f,code=sm_100f",
+                                                     "-gencode=arch=compute_100f,code=compute_100f"]
+    for bad in ("9.0b", "sm_90", "9.x"):
+        with pytest.raises(ValueError, match="bad CUDA architecture"):
+            trt_build.arch_flags(bad)

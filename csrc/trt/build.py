@@ -125,15 +125,17 @@ def default_archs(capabilities: Optional[Sequence[Tuple[int, int]]] = None) -> T
 
 
 def arch_flags(archs: str) -> List[str]:
-    """'80;90+PTX' or TORCH_CUDA_ARCH_LIST style '8.0;9.0+PTX' -> nvcc -gencode flags."""
+    """'80;90+PTX' or TORCH_CUDA_ARCH_LIST style '8.0;9.0a;10.0f+PTX' -> nvcc -gencode flags (an
+    ``a`` / ``f`` suffix: the architecture- or family-specific target, as torch reads it)."""
     flags = []
     for a in re.split(r"[;, ]+", archs.strip()):
         if not a:
             continue
         ptx = a.endswith("+PTX")
         num = a.replace("+PTX", "").replace(".", "")
-        if not num.isdigit():
-            raise ValueError(f"twinops trt build: bad CUDA architecture {a!r} in {archs!r} (expected e.g. 90 or 9.0+PTX)")
+        if not re.fullmatch(r"\d+[af]?", num):
+            raise ValueError(f"twinops trt build: bad CUDA architecture {a!r} in {archs!r} (expected e.g. 90, 9.0a "
+                             "or 9.0+PTX)")
         flags.append(f"-gencode=arch=compute_{num},code=sm_{num}")
         if ptx:
             flags.append(f"-gencode=arch=compute_{num},code=compute_{num}")
