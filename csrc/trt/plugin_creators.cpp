@@ -12,12 +12,12 @@ namespace trt {
 const std::vector<OpCreator>& op_creators() {
   // Never destroyed: TensorRT may hold creator pointers (which copy these) until process exit.
   static const std::vector<OpCreator>* list = new std::vector<OpCreator>{
-      twinops_resize_creator(),           // the torch op's attributes
-      dynamic_trt_resize_creator(),       // MMDeploy drop-in
-      trt_bicubic_interpolate_creator(),  // MMDeploy drop-in
-      twinops_grid_sample_creator(),      // the torch op's attributes
-      grid_sampler_creator(),             // MMDeploy drop-in
-      onnx_grid_sample_creator(),         // the ONNX standard node (parser plugin override)
+      resize::plugin::twinops_resize_creator(),            // the torch op's attributes
+      resize::plugin::dynamic_trt_resize_creator(),        // MMDeploy drop-in
+      resize::plugin::trt_bicubic_interpolate_creator(),   // MMDeploy drop-in
+      grid_sample::plugin::twinops_grid_sample_creator(),  // the torch op's attributes
+      grid_sample::plugin::grid_sampler_creator(),         // MMDeploy drop-in
+      grid_sample::plugin::onnx_grid_sample_creator(),     // the ONNX standard node (parser plugin override)
   };
   return *list;
 }

@@ -15,7 +15,10 @@
 #include "grid_sample_common.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace grid_sample {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 
 namespace {
 
@@ -201,5 +204,6 @@ TORCH_LIBRARY_IMPL(twinops, CPU, m) {
   m.impl("grid_sample_backward", &grid_sample_backward_cpu);
 }
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace grid_sample
 }  // namespace twinops

@@ -13,7 +13,10 @@
 #include "../op_attrs.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace grid_sample {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 
 using GridSampleArgs = TorchAttrs<grid_sample::GridSampleAttrs>;
 #define TWIN_GRID_SAMPLE_TORCH_PARAMS TWIN_TORCH_PARAMS(TWIN_GRID_SAMPLE_ATTRS)
@@ -42,5 +45,6 @@ GridSampleBackward prepare_grid_sample_backward(const at::Tensor& grad_output, c
                                                 const at::Tensor& grid, const GridSampleArgs& a,
                                                 std::array<bool, 2> output_mask);
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace grid_sample
 }  // namespace twinops

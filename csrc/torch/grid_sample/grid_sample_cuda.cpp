@@ -15,7 +15,10 @@
 #include "grid_sample_common.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace grid_sample {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 namespace {
 
 at::Tensor grid_sample_cuda(const at::Tensor& input, const at::Tensor& grid TWIN_GRID_SAMPLE_TORCH_PARAMS) {
@@ -66,7 +69,8 @@ TORCH_LIBRARY_IMPL(twinops, CUDA, m) {
   m.impl("grid_sample_backward", &grid_sample_backward_cuda);
 }
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace grid_sample
 }  // namespace twinops
 
 #endif  // TWINOPS_WITH_CUDA

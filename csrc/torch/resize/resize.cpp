@@ -11,7 +11,10 @@
 #include "resize_common.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace resize {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 
 namespace {
 
@@ -159,5 +162,6 @@ TORCH_LIBRARY_IMPL(twinops, CPU, m) {
   m.impl("resize_backward", &resize_backward_cpu);
 }
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace resize
 }  // namespace twinops

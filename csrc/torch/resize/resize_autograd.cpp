@@ -16,7 +16,10 @@
 #include "resize_common.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace resize {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -82,5 +85,6 @@ TORCH_LIBRARY_IMPL(twinops, Autograd, m) {
   m.impl("resize_backward", TORCH_FN(autograd_kernel<false>));
 }
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace resize
 }  // namespace twinops

@@ -11,7 +11,10 @@
 #include "../op_attrs.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace resize {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 
 // The kernels' attribute arguments (TWIN_TORCH_PARAMS(TWIN_RESIZE_ATTRS)) as resize::ResizeAttrs;
 // a list of the wrong length is raised by prepare_* in the order of the op's checks.
@@ -34,5 +37,6 @@ struct Prepared {
 Prepared prepare_forward(const at::Tensor& input, at::IntArrayRef output_size, const ResizeArgs& a);
 Prepared prepare_backward(const at::Tensor& grad_output, at::IntArrayRef input_size, const ResizeArgs& a);
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace resize
 }  // namespace twinops

@@ -10,7 +10,10 @@
 #include "resize_common.h"
 
 namespace twinops {
-namespace torch_frontend {
+namespace resize {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 namespace {
 
 template <bool Backward>
@@ -50,7 +53,8 @@ TORCH_LIBRARY_IMPL(twinops, CUDA, m) {
   m.impl("resize_backward", &resize_backward_cuda);
 }
 
-}  // namespace torch_frontend
+}  // namespace torch_op
+}  // namespace resize
 }  // namespace twinops
 
 #endif  // TWINOPS_WITH_CUDA

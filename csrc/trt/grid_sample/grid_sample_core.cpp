@@ -8,7 +8,10 @@
 #include "../core_util.h"
 
 namespace twinops {
-namespace trt {
+namespace grid_sample {
+namespace plugin {
+
+using namespace ::twinops::trt;  // the generic plugin pieces
 
 using grid_sample::GridSampleAttrs;
 using nvinfer1::DataType;
@@ -289,5 +292,6 @@ OpCreator onnx_grid_sample_creator() {
                                        AbsentFields::kDefaultWhenBuilding);
 }
 
-}  // namespace trt
+}  // namespace plugin
+}  // namespace grid_sample
 }  // namespace twinops

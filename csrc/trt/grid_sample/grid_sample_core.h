@@ -20,7 +20,10 @@
 #include "../op_core.h"
 
 namespace twinops {
-namespace trt {
+namespace grid_sample {
+namespace plugin {
+
+using namespace ::twinops::trt;  // the generic plugin pieces
 
 // MMDeploy's grid_sampler fields (its creator's getFieldNames), A(kind, name, what, default...);
 // the codes are PyTorch's GridSamplerInterpolation / GridSamplerPadding enums.
@@ -38,5 +41,6 @@ OpCreator twinops_grid_sample_creator();
 OpCreator grid_sampler_creator();
 OpCreator onnx_grid_sample_creator();
 
-}  // namespace trt
+}  // namespace plugin
+}  // namespace grid_sample
 }  // namespace twinops

@@ -11,7 +11,10 @@
 #include "../core_util.h"
 
 namespace twinops {
-namespace trt {
+namespace resize {
+namespace plugin {
+
+using namespace ::twinops::trt;  // the generic plugin pieces
 
 using nvinfer1::DataType;
 using nvinfer1::DimensionOperation;
@@ -408,7 +411,7 @@ class ResizeCore final : public OpCore {
   }
 
   bool supports(int32_t pos, const PluginTensorDesc* io, int32_t nb_in, int32_t) const override {
-    return trt::supports(s_, pos, nb_in, io);
+    return plugin::supports(s_, pos, nb_in, io);
   }
 
   std::string configure(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc* out,
@@ -460,5 +463,6 @@ OpCreator trt_bicubic_interpolate_creator() {
                  "mmdeploy");
 }
 
-}  // namespace trt
+}  // namespace plugin
+}  // namespace resize
 }  // namespace twinops

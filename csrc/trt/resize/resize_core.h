@@ -20,7 +20,10 @@
 #include "../op_core.h"
 
 namespace twinops {
-namespace trt {
+namespace resize {
+namespace plugin {
+
+using namespace ::twinops::trt;  // the generic plugin pieces
 
 // MMDeploy's resize plugins' fields (their creators' getFieldNames), A(kind, name, what, default...).
 #define TWIN_DYNAMIC_TRT_RESIZE_FIELDS(A) A(::twinops::attr::Int, align_corners, "", 0)
@@ -40,5 +43,6 @@ OpCreator twinops_resize_creator();
 OpCreator dynamic_trt_resize_creator();
 OpCreator trt_bicubic_interpolate_creator();
 
-}  // namespace trt
+}  // namespace plugin
+}  // namespace resize
 }  // namespace twinops
