@@ -100,9 +100,11 @@ def test_objects_are_renamed_into_place(tmp_path, monkeypatch):
         out = trt_build.build(str(include), str(tmp_path / "lib" / "libtwinops_trt.so"), archs="90",
                               cuda="/usr/local/cuda", cache=str(cache))
     assert os.path.exists(out) and not glob.glob(str(cache / "**" / "*.tmp*"), recursive=True)
-    objs = [w for w in written if w.endswith(f".o.tmp{os.getpid()}")]
-    # The kernel objects and their device link are cached: built once.
-    assert len(objs) == 2 * (len(trt_build.HOST_SOURCES) + len(trt_build.KERNEL_CU)) - len(trt_build.KERNEL_CU) + 1
+    host = [w for w in written if w.endswith(f".o.tmp{os.getpid()}")]
+    kernels = [w for w in written if f".tmp{os.getpid()}{os.sep}" in w]
+    # The host objects are built by each build; the kernel objects and their device link are
+    # cached as one set: built once.
+    assert len(host) == 2 * len(trt_build.HOST_SOURCES) and len(kernels) == len(trt_build.KERNEL_CU) + 1
     for src in trt_build.HOST_SOURCES:
         assert glob.glob(str(cache / "*" / (os.path.basename(src) + ".o")))
 
@@ -193,3 +195,29 @@ def test_arch_flags_read_torch_arch_lists():
     for bad in ("9.0b", "sm_90", "9.x"):
         with pytest.raises(ValueError, match="bad CUDA architecture"):
             trt_build.arch_flags(bad)
+
+
+def test_kernel_objects_are_published_as_one_set(tmp_path, monkeypatch):
+    """Two builds compiling the same kernels at once (pytest -n): the device link must come with
+    the objects it linked. A build that finds a set published while it compiled uses that set,
+    whole, and leaves nothing of its own behind."""
+    cache = tmp_path / "cache"
+
+    def fake_run(cmd):
+        cmd = list(cmd)
+        target = cmd[cmd.index("-o") + 1]
+        with open(target, "w") as f:
+            f.write("mine")
+        if "-dlink" in cmd:  # another build publishes the same set first
+            other = os.path.dirname(target).rsplit(".tmp", 1)[0]
+            os.makedirs(other)
+            for name in os.listdir(os.path.dirname(target)):
+                with open(os.path.join(other, name), "w") as f:
+                    f.write("theirs")
+
+    monkeypatch.setattr(trt_build, "_run", fake_run)
+    objs = trt_build._kernel_objects("/usr/local/cuda", "90", str(cache), trt_build.KERNEL_CU)
+    assert len(objs) == len(trt_build.KERNEL_CU) + 1 and len({os.path.dirname(o) for o in objs}) == 1
+    assert all(open(o).read() == "theirs" for o in objs)
+    assert not glob.glob(str(cache / "*.tmp*"))
+    assert trt_build._kernel_objects("/usr/local/cuda", "90", str(cache), trt_build.KERNEL_CU) == objs  # cached

@@ -152,7 +152,9 @@ def _run(cmd: Sequence[str]) -> None:
 
 def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str]) -> List[str]:
     """nvcc objects of the kernels and their device link, reused while sources, headers and
-    flags are unchanged."""
+    flags are unchanged. They are one set (the device link refers to the very objects it linked),
+    so concurrent builds (pytest -n) each compile into a directory of their own and publish it by
+    one rename; a build that finds a set published first uses that one."""
     nvcc = os.path.join(cuda, "bin", "nvcc")
     # --split-compile=0: every core on the one large kernel unit (as setup.py). -ewp and the
     # device link with cudadevrt: see setup.py (the gathers launch their fix-up from the device).
@@ -162,22 +164,27 @@ def _kernel_objects(cuda: str, archs: str, cache: str, kernel_cu: Sequence[str])
     digest = hashlib.sha256(" ".join(flags).encode())
     for path in list(kernel_cu) + headers():
         digest.update(open(path, "rb").read())
+    if not kernel_cu:
+        return []
     os.makedirs(cache, exist_ok=True)
-    objs = []
-    for cu in kernel_cu:
-        obj = os.path.join(cache, f"{os.path.basename(cu)}.{digest.hexdigest()[:16]}.o")
-        if not os.path.exists(obj):
-            tmp = obj + f".tmp{os.getpid()}"
-            _run([nvcc, *flags, "-c", cu, "-o", tmp])
-            os.replace(tmp, obj)
-        objs.append(obj)
-    dlink = os.path.join(cache, f"dlink.{digest.hexdigest()[:16]}.o")
-    if objs and not os.path.exists(dlink):
-        tmp = dlink + f".tmp{os.getpid()}"
+    final = os.path.join(cache, f"kernels.{digest.hexdigest()[:16]}")
+    names = [f"{os.path.basename(cu)}.o" for cu in kernel_cu] + ["dlink.o"]
+    if not all(os.path.exists(os.path.join(final, n)) for n in names):
+        tmp = f"{final}.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        objs = [os.path.join(tmp, n) for n in names[:-1]]
+        for cu, obj in zip(kernel_cu, objs):
+            _run([nvcc, *flags, "-c", cu, "-o", obj])
         _run([nvcc, *arch_flags(archs), "-dlink", "-Xcompiler", "-fPIC,-fvisibility=hidden", *objs,
-              "-L" + os.path.join(cuda, "lib64"), "-lcudadevrt", "-o", tmp])
-        os.replace(tmp, dlink)
-    return objs + ([dlink] if objs else [])
+              "-L" + os.path.join(cuda, "lib64"), "-lcudadevrt", "-o", os.path.join(tmp, names[-1])])
+        try:
+            os.rename(tmp, final)  # atomic; refused when another build published the set first
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not all(os.path.exists(os.path.join(final, n)) for n in names):
+                raise BuildError(f"the kernel objects in {final} are incomplete: remove that directory")
+    return [os.path.join(final, n) for n in names]
 
 
 def compile_flags(include_dir: str, cuda: str) -> List[str]:
