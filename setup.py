@@ -10,6 +10,7 @@ Environment:
                          /usr/include/x86_64-linux-gnu, /usr/include, /usr/local/tensorrt/include, /opt/tensorrt/include)
   TWINOPS_TRT_ARCH       CUDA architectures of the plugin library (default: TORCH_CUDA_ARCH_LIST)
 """
+import functools
 import os
 import shutil
 import sys
@@ -89,8 +90,9 @@ def _extensions():
     return [CppExtension("twinops._C", sources, extra_compile_args={"cxx": cxx})]
 
 
+@functools.lru_cache(maxsize=None)
 def _trt_build_module():
-    """csrc/trt/build.py (standard library only), loaded without importing twinops."""
+    """csrc/trt/build.py (standard library only), loaded once without importing twinops."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("twinops_trt_build", os.path.join(HERE, "csrc", "trt", "build.py"))

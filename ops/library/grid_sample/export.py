@@ -102,9 +102,8 @@ _FROM_NODE = {**dict(zip(ONNX_MODES, MODES)), "bilinear": "bilinear", "bicubic":
 
 def twinops_grid_sample_reference(X, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0):
     """The ``onnx.reference`` kernel of ``twinops::TwinopsGridSample``: :func:`~twinops.library.grid_sample.reference.grid_sample_reference`
-    on numpy arrays with the node's attributes (GridSample-20 or -16 mode names), output in X's dtype."""
-    if mode not in _FROM_NODE:
-        raise ValueError(f"TwinopsGridSample: mode must be one of {', '.join(_FROM_NODE)}, got {mode!r}")
+    on numpy arrays with the node's attributes (GridSample-20 or -16 mode names, checked against the
+    declaration by ``twinops.onnx_nodes.reference_op``), output in X's dtype."""
     y = grid_sample_reference(torch.from_numpy(np.asarray(X)), torch.from_numpy(np.asarray(grid)), _FROM_NODE[mode],
                             padding_mode, bool(align_corners))
     return y.numpy().astype(np.asarray(X).dtype)
