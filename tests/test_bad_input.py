@@ -168,14 +168,15 @@ def test_pytorch_arithmetic_rejects_negative_scales(scales):
 
 
 BAD_OP_ARGS = [  # (output size, attribute overrides, message after the op name)
-    ([8, 10], dict(mode="bogus"), "mode must be one of nearest, linear, cubic, area"),
+    ([8, 10], dict(mode="bogus"), "mode must be one of nearest, linear, cubic, area, got 'bogus'"),
     ([8, 10], dict(coord="sideways", pytorch=0), "coordinate_transformation_mode must be one of half_pixel, "
-     "pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric, tf_crop_and_resize"),
-    ([8, 10], dict(nearest="up"), "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor, ceil"),
-    ([8, 10], dict(antialias=2), "antialias must be 0 or 1"),
-    ([8, 10], dict(antialias=2**32 + 1), "antialias must be 0 or 1"),
-    ([8, 10], dict(exclude=-1), "exclude_outside must be 0 or 1"),
-    ([8, 10], dict(pytorch=3), "pytorch must be 0 or 1"),
+     "pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric, tf_crop_and_resize, got 'sideways'"),
+    ([8, 10], dict(nearest="up"),
+     "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor, ceil, got 'up'"),
+    ([8, 10], dict(antialias=2), "antialias must be 0 or 1, got 2"),
+    ([8, 10], dict(antialias=2**32 + 1), "antialias must be 0 or 1, got 4294967297"),
+    ([8, 10], dict(exclude=-1), "exclude_outside must be 0 or 1, got -1"),
+    ([8, 10], dict(pytorch=3), "pytorch must be 0 or 1, got 3"),
     ([8, 10], dict(scales=[-2.0, 2.0]), NEG),
     ([8, 10], dict(scales=[-2.0, 2.0], pytorch=0), "scales must be positive"),
     ([8, 10], dict(scales=[float("nan"), 2.0]), "scales / roi for the height axis must be finite"),

@@ -110,3 +110,18 @@ def test_every_python_package_is_one_setup_installs():
     with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as f:
         setup = f.read()
     assert all(f'"{p}"' in setup for p in generic) and "twinops.library.{op}" in setup  # the op list's
+
+
+def test_the_generated_choice_tables_are_current():
+    """csrc/kernels/<op>/<op>_choices.h (the C++ tables of the enum attributes) are what
+    tools/gen_choices.py writes from the declarations: a choice is written once, in Python."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_choices", os.path.join(ROOT, "tools", "gen_choices.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.stale() == [], "run python tools/gen_choices.py"
+    for op in OPS:  # one header per family, each with at least the tables its nodes declare
+        text = open(gen.path(op)).read()
+        for name in gen._tables(op):
+            assert f" {name}[] = " in text

@@ -13,7 +13,7 @@ namespace twinops {
 namespace trt {
 namespace {
 
-#define TWIN_TEST_COPIES_ATTRS(A) A(::twinops::attr::Int, copies, "", 2)
+#define TWIN_TEST_COPIES_ATTRS(A) A(::twinops::attr::Int, copies, "", ::twinops::attr::kAny, 2)
 struct CopiesAttrs {
   TWIN_ATTR_STRUCT(TWIN_TEST_COPIES_ATTRS)
 };

@@ -431,7 +431,7 @@ BAD = [
     (lambda: (torch.zeros(2, 3, 4, 4, 4), torch.zeros(2, 4, 4, 4, 2)), {}, "grid must have 3 coordinates"),
     (lambda: (torch.zeros(2, 3, 4, 4), torch.zeros(3, 4, 4, 2)), {}, "grid and input must have the same batch size"),
     (lambda: (torch.zeros(2, 3, 4, 4), torch.zeros(2, 4, 4, 2)), {"mode": "area"},
-     "mode must be one of linear, nearest, cubic (or bilinear, bicubic), got 'area'"),
+     "mode must be one of linear, nearest, cubic, bilinear, bicubic, got 'area'"),
     (lambda: (torch.zeros(2, 3, 4, 4), torch.zeros(2, 4, 4, 2)), {"padding_mode": "wrap"},
      "padding_mode must be one of zeros, border, reflection, got 'wrap'"),
     (lambda: (torch.zeros(2, 3, 4, 4), torch.zeros(2, 4, 4, 2)), {"align_corners": 2}, "align_corners must be 0 or 1"),

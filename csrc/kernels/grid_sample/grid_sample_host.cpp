@@ -18,26 +18,6 @@ std::string shape_str(int rank, const int64_t* s) {
   return r + ")";
 }
 
-const char kModes[] = "mode must be one of linear, nearest, cubic (or bilinear, bicubic)";
-const char kPaddings[] = "padding_mode must be one of zeros, border, reflection";
-
-// ONNX GridSample-20 names first; GridSample-16 (and F.grid_sample) spell two modes differently.
-bool parse_mode(const std::string& s, Mode* out) {
-  if (s == "linear" || s == "bilinear") *out = kLinear;
-  else if (s == "nearest") *out = kNearest;
-  else if (s == "cubic" || s == "bicubic") *out = kCubic;
-  else return false;
-  return true;
-}
-
-bool parse_padding(const std::string& s, Padding* out) {
-  if (s == "zeros") *out = kZeros;
-  else if (s == "border") *out = kBorder;
-  else if (s == "reflection") *out = kReflection;
-  else return false;
-  return true;
-}
-
 void dense_strides(int rank, const int64_t* shape, int64_t* strides) {
   int64_t s = 1;
   for (int i = rank - 1; i >= 0; --i) {
@@ -52,11 +32,10 @@ std::string make_params(int rank, const int64_t* input_shape, const int64_t* gri
                         Params* out) {
   if (rank != 4 && rank != 5)
     return "input must be a 4-D (N, C, H, W) or 5-D (N, C, D, H, W) tensor, got " + std::to_string(rank) + "-D";
+  if (std::string e = a.check_choices(); !e.empty()) return e;
   Params p;
-  if (!parse_mode(a.mode, &p.mode)) return std::string(kModes) + ", got '" + a.mode + "'";
-  if (!parse_padding(a.padding_mode, &p.padding)) return std::string(kPaddings) + ", got '" + a.padding_mode + "'";
-  if (a.align_corners != 0 && a.align_corners != 1)
-    return "align_corners must be 0 or 1, got " + std::to_string(a.align_corners);
+  p.mode = static_cast<Mode>(attr::choice_value(choices::mode, a.mode));
+  p.padding = static_cast<Padding>(attr::choice_value(choices::padding_mode, a.padding_mode));
   p.align_corners = static_cast<int32_t>(a.align_corners);
   p.dims = rank - 2;
   if (p.mode == kCubic && p.dims == 3)

@@ -88,12 +88,6 @@ struct Geometry {
 // Returns nullptr when the params are valid, otherwise a message naming the offending field.
 const char* check_params(const Params& p);
 
-// ONNX attribute strings to enums. Return nullptr on success, else a message naming the
-// attribute and the accepted values.
-const char* parse_mode(const char* s, int32_t* out);
-const char* parse_coord(const char* s, int32_t* out);
-const char* parse_nearest(const char* s, int32_t* out);
-
 // Upper bound on the taps per output index along one axis, from the sizes and attributes
 // alone (no pass over the axis): it also bounds nearby shapes, as a TensorRT profile needs.
 // workspace_layout's widths are exact and never exceed it.

@@ -12,17 +12,14 @@ std::string make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w
     return "output size must be positive, got (" + std::to_string(out_h) + ", " + std::to_string(out_w) + ")";
   if (in_h <= 0 || in_w <= 0)
     return "input spatial size must be positive, got (" + std::to_string(in_h) + ", " + std::to_string(in_w) + ")";
+  if (std::string e = a.check_choices(); !e.empty()) return e;
   Params p;
   p.h = {in_h, out_h, a.scales[0], static_cast<float>(a.roi[0]), static_cast<float>(a.roi[2])};
   p.w = {in_w, out_w, a.scales[1], static_cast<float>(a.roi[1]), static_cast<float>(a.roi[3])};
-  const char* err = parse_mode(a.mode.c_str(), &p.mode);
-  if (!err) err = parse_coord(a.coordinate_transformation_mode.c_str(), &p.coord);
-  if (!err) err = parse_nearest(a.nearest_mode.c_str(), &p.nearest);
-  if (err) return err;
-  // Range-check before narrowing to int32 so 2^32 + 1 is not read as 1.
-  if (a.exclude_outside != 0 && a.exclude_outside != 1) return "exclude_outside must be 0 or 1";
-  if (a.antialias != 0 && a.antialias != 1) return "antialias must be 0 or 1";
-  if (a.pytorch != 0 && a.pytorch != 1) return "pytorch must be 0 or 1";
+  p.mode = attr::choice_value(choices::mode, a.mode);
+  p.coord = attr::choice_value(choices::coordinate_transformation_mode, a.coordinate_transformation_mode);
+  p.nearest = attr::choice_value(choices::nearest_mode, a.nearest_mode);
+  // check_choices compared the int64 values, so 2^32 + 1 was refused before this narrowing
   p.cubic_a = static_cast<float>(a.cubic_coeff_a);
   p.exclude_outside = static_cast<int32_t>(a.exclude_outside);
   p.antialias = static_cast<int32_t>(a.antialias);

@@ -28,37 +28,7 @@ const char* check_axis(const Axis& a, const char* in_msg, const char* out_msg, c
 
 size_t align_up(size_t v) { return (v + 15) & ~static_cast<size_t>(15); }
 
-template <size_t N>
-const char* parse_enum(const char* s, const char* const (&names)[N], int32_t* out, const char* msg) {
-  for (size_t i = 0; i < N; ++i) {
-    if (s != nullptr && std::strcmp(s, names[i]) == 0) {
-      *out = static_cast<int32_t>(i);
-      return nullptr;
-    }
-  }
-  return msg;
-}
-
 }  // namespace
-
-// Names in enum order: one table serves the torch frontend and the TensorRT plugins.
-const char* parse_mode(const char* s, int32_t* out) {
-  static const char* const names[] = {"nearest", "linear", "cubic", "area"};
-  return parse_enum(s, names, out, "mode must be one of nearest, linear, cubic, area");
-}
-
-const char* parse_coord(const char* s, int32_t* out) {
-  static const char* const names[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                      "asymmetric", "half_pixel_symmetric", "tf_crop_and_resize"};
-  return parse_enum(s, names, out,
-                    "coordinate_transformation_mode must be one of half_pixel, pytorch_half_pixel, align_corners, "
-                    "asymmetric, half_pixel_symmetric, tf_crop_and_resize");
-}
-
-const char* parse_nearest(const char* s, int32_t* out) {
-  static const char* const names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-  return parse_enum(s, names, out, "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor, ceil");
-}
 
 const char* check_params(const Params& p) {
   if (const char* m = check_axis(p.h, "input height must be in [1, 2^31 - 1]",

@@ -59,10 +59,8 @@ std::string spec_of(Kind kind, const GridSampleAttrs& f, GridSampleSpec* s) {
   return validate(s);
 }
 
-// MMDeploy's integer codes are PyTorch's enums: the index into these names.
+// MMDeploy's integer codes are PyTorch's enums, which the kernel's are: the choice of that value.
 std::string spec_of(Kind kind, const GridSamplerFields& f, GridSampleSpec* s) {
-  static const char* const kModes[3] = {"linear", "nearest", "cubic"};
-  static const char* const kPaddings[3] = {"zeros", "border", "reflection"};
   s->kind = kind;
   const std::string w = who(*s);
   if (f.interpolation_mode < 0 || f.interpolation_mode > 2)
@@ -73,8 +71,8 @@ std::string spec_of(Kind kind, const GridSamplerFields& f, GridSampleSpec* s) {
            std::to_string(f.padding_mode);
   if (f.align_corners != 0 && f.align_corners != 1)
     return w + ": field 'align_corners' must be 0 or 1, got " + std::to_string(f.align_corners);
-  s->attrs.mode = kModes[f.interpolation_mode];
-  s->attrs.padding_mode = kPaddings[f.padding_mode];
+  s->attrs.mode = attr::choice_name(grid_sample::choices::mode, static_cast<int32_t>(f.interpolation_mode));
+  s->attrs.padding_mode = attr::choice_name(grid_sample::choices::padding_mode, static_cast<int32_t>(f.padding_mode));
   s->attrs.align_corners = f.align_corners;
   return validate(s);
 }

@@ -25,12 +25,13 @@ namespace plugin {
 
 using namespace ::twinops::trt;  // the generic plugin pieces
 
-// MMDeploy's grid_sampler fields (its creator's getFieldNames), A(kind, name, what, default...);
-// the codes are PyTorch's GridSamplerInterpolation / GridSamplerPadding enums.
-#define TWIN_GRID_SAMPLER_FIELDS(A)                  \
-  A(::twinops::attr::Int, interpolation_mode, "", 0) \
-  A(::twinops::attr::Int, padding_mode, "", 0)       \
-  A(::twinops::attr::Int, align_corners, "", 0)
+// MMDeploy's grid_sampler fields (its creator's getFieldNames), A(kind, name, what, choices,
+// default...); the codes are PyTorch's GridSamplerInterpolation / GridSamplerPadding enums, which
+// the kernel's enums are, and spec_of checks them with the field's name in the message.
+#define TWIN_GRID_SAMPLER_FIELDS(A)                                         \
+  A(::twinops::attr::Int, interpolation_mode, "", ::twinops::attr::kAny, 0) \
+  A(::twinops::attr::Int, padding_mode, "", ::twinops::attr::kAny, 0)       \
+  A(::twinops::attr::Int, align_corners, "", ::twinops::attr::kAny, 0)
 
 struct GridSamplerFields {
   TWIN_ATTR_STRUCT(TWIN_GRID_SAMPLER_FIELDS)

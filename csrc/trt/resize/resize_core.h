@@ -25,11 +25,12 @@ namespace plugin {
 
 using namespace ::twinops::trt;  // the generic plugin pieces
 
-// MMDeploy's resize plugins' fields (their creators' getFieldNames), A(kind, name, what, default...).
-#define TWIN_DYNAMIC_TRT_RESIZE_FIELDS(A) A(::twinops::attr::Int, align_corners, "", 0)
-#define TWIN_TRT_BICUBIC_INTERPOLATE_FIELDS(A)                   \
-  A(::twinops::attr::Floats<2>, scale_factor, "(H, W)", 0.0, 0.0) \
-  A(::twinops::attr::Int, align_corners, "", 0)
+// MMDeploy's resize plugins' fields (their creators' getFieldNames), A(kind, name, what,
+// choices, default...); mmdeploy_spec checks their values with the field's name in the message.
+#define TWIN_DYNAMIC_TRT_RESIZE_FIELDS(A) A(::twinops::attr::Int, align_corners, "", ::twinops::attr::kAny, 0)
+#define TWIN_TRT_BICUBIC_INTERPOLATE_FIELDS(A)                                          \
+  A(::twinops::attr::Floats<2>, scale_factor, "(H, W)", ::twinops::attr::kAny, 0.0, 0.0) \
+  A(::twinops::attr::Int, align_corners, "", ::twinops::attr::kAny, 0)
 
 struct DynamicTRTResizeFields {
   TWIN_ATTR_STRUCT(TWIN_DYNAMIC_TRT_RESIZE_FIELDS)

@@ -22,8 +22,9 @@ MODES = ("bilinear", "nearest", "bicubic")
 ONNX_MODES = ("linear", "nearest", "cubic")
 PADDING_MODES = ("zeros", "border", "reflection")
 # GridSample-16 spelled linear and cubic as bilinear and bicubic; the kernels' attribute parser
-# (csrc/kernels/grid_sample/grid_sample_attrs.h) reads both spellings, so a node may carry either.
+# reads both spellings (NODE_MODE_CODES: the kernel's Mode of each), so a node may carry either.
 NODE_MODES = ONNX_MODES + ("bilinear", "bicubic")
+NODE_MODE_CODES = (0, 1, 2, 0, 2)
 
 _REF = "twinops.library.grid_sample.reference"
 _STRATEGIES = "twinops.library.grid_sample.strategies"
@@ -39,7 +40,7 @@ OUTPUT = TensorArg("output", ranks=(4, 5), layout="N, C, [D_out,] H_out, W_out",
 
 # The node's attributes, in twinops::grid_sample's argument order (TWIN_GRID_SAMPLE_ATTRS).
 GRID_SAMPLE_ATTRS = (
-    Attr("mode", "str", "linear", choices=NODE_MODES, doc="linear, nearest or cubic (4-D only); bilinear/bicubic too"),
+    Attr("mode", "str", "linear", choices=NODE_MODES, codes=NODE_MODE_CODES, doc="linear, nearest or cubic (4-D only); bilinear/bicubic too"),
     Attr("padding_mode", "str", "zeros", choices=PADDING_MODES),
     Attr("align_corners", "int", 0, choices=(0, 1), doc="1: -1 and 1 are the centres of the corner elements"),
 )
