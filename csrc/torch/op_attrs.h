@@ -128,6 +128,25 @@ inline c10::ArrayRef<double> view(const std::vector<double>& v) { return v; }
 inline int64_t view(int64_t v) { return v; }
 inline double view(double v) { return v; }
 
+// The owned tuple of an attribute struct (an op that calls another with attributes it sets).
+namespace detail {
+inline std::string owned_value(const std::string& v) { return v; }
+inline int64_t owned_value(int64_t v) { return v; }
+inline double owned_value(double v) { return v; }
+template <size_t N>
+std::vector<double> owned_value(const std::array<double, N>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+}  // namespace detail
+template <class Attrs, class Tuple>
+Tuple owned_tuple(const Attrs& a) {
+  Tuple t;
+  a.for_each([&](auto, const char*, const char*, const auto& member, auto index) {
+    std::get<decltype(index)::value>(t) = detail::owned_value(member);
+  });
+  return t;
+}
+
 // Keeps an owned tuple in / restores it from an autograd context's saved_data, one entry per
 // attribute under its name.
 template <class Attrs, class Tuple, class SavedData>

@@ -23,6 +23,11 @@ using ResizeArgs = TorchAttrs<resize::ResizeAttrs>;
 #define TWIN_RESIZE_TORCH_ARGS \
   ::twinops::torch_frontend::torch_attrs<::twinops::resize::ResizeAttrs>(TWIN_TORCH_ARGS(TWIN_RESIZE_ATTRS))
 
+// The schema's attribute arguments after (tensor, size), owned: what an autograd node keeps.
+using OwnedAttrs = TWIN_TORCH_OWNED_TUPLE(TWIN_RESIZE_ATTRS);
+// Calls twinops::resize (forward = true) or twinops::resize_backward through the dispatcher.
+at::Tensor call_resize(bool forward, const at::Tensor& t, c10::SymIntArrayRef size, const OwnedAttrs& a);
+
 // Validated params, the dense result tensor (NCHW, or NHWC following the source layout)
 // and the geometry the launchers take.
 struct Prepared {

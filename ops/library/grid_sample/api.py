@@ -4,7 +4,7 @@
 (attributes with ONNX GridSample-20's names: mode ``linear | nearest | cubic``, padding_mode,
 align_corners as an int); its gradient is the op ``twinops::grid_sample_backward``, deterministic
 (no atomics). This module holds what the declaration (``declaration.py``) cannot express: the
-checks that relate two arguments, the fake kernels and the autograd registration (the node's
+checks that relate two arguments and the fake kernels (autograd is C++'s, the node's
 ``onnx.reference`` kernel is in ``export.py``). docs/ops/grid_sample.md has the semantics.
 """
 from __future__ import annotations
@@ -143,7 +143,7 @@ class GridSample(torch.nn.Module):
 
 
 # ---------------------------------------------------------------------------------------
-# torch.library: fake kernels and autograd
+# torch.library: fake kernels
 # ---------------------------------------------------------------------------------------
 
 def _fake_check(op: str, input, grid, attrs, grad_output=None) -> None:
@@ -178,33 +178,9 @@ def _grid_sample_backward_fake(grad_output, input, grid, mode, padding_mode, ali
     return grad_input, grad_grid
 
 
-def _setup(ctx, inputs, output):
-    input, grid, *attrs = inputs
-    ctx.save_for_backward(input, grid)
-    ctx.attrs = tuple(attrs)
-
-
-def _backward(ctx, grad):
-    input, grid = ctx.saved_tensors
-    mask = [bool(ctx.needs_input_grad[0]), bool(ctx.needs_input_grad[1])]
-    if grad is None or not any(mask):
-        return None, None, None, None, None
-    gi, gg = torch.ops.twinops.grid_sample_backward(grad, input, grid, *ctx.attrs, mask)
-    return (gi if mask[0] else None), (gg if mask[1] else None), None, None, None
-
-
-torch.library.register_autograd("twinops::grid_sample", _backward, setup_context=_setup)
-
-
-# Second derivatives: ATen's (grid_sampler_{2,3}d_double_backward, through autograd of ATen's
-# backward op). The twinops kernels give first derivatives only; a double backward is rarely
-# needed (gradient penalties), so it borrows ATen's instead of a third kernel. It is therefore
-# neither deterministic on CUDA (ATen's CUDA backward refuses to run under
-# torch.use_deterministic_algorithms(True)) nor bound to the NaN-grid rule.
-# The node's names (and GridSample-16's, MODES' spellings) -> ATen's integer codes: the
-# declaration lists both in the enums' order.
-_ATEN_MODE = {m: i for names in (ONNX_MODES, MODES) for i, m in enumerate(names)}
-_ATEN_PADDING = {p: i for i, p in enumerate(PADDING_MODES)}
+# Autograd of both ops is registered in C++ at the Autograd key
+# (csrc/torch/grid_sample/grid_sample_autograd.cpp): grid_sample's gradient is
+# grid_sample_backward, whose own derivatives are ATen's grid sampler double backward.
 
 
 @functools.lru_cache(maxsize=None)
@@ -223,40 +199,3 @@ def aten_double_backward_available() -> bool:
                 return False
             raise
     return True
-
-
-def _setup_double(ctx, inputs, output):
-    grad_output, input, grid, mode, padding_mode, align_corners, output_mask = inputs
-    ctx.save_for_backward(grad_output, input, grid)
-    ctx.attrs = (_ATEN_MODE[mode], _ATEN_PADDING[padding_mode], bool(align_corners))
-
-
-def _double_backward(ctx, grad_grad_input, grad_grad_grid):
-    grad_output, input, grid = ctx.saved_tensors
-    wanted = list(ctx.needs_input_grad[:3])
-    if not any(wanted):
-        return (None,) * 7
-    if torch.is_grad_enabled():
-        # create_graph=True here asks for a third derivative: the partial derivatives below are
-        # taken on detached copies (the saved tensors' own history must not be differentiated
-        # through), so a graph built from them would silently miss terms.
-        raise RuntimeError("twinops.grid_sample: derivatives beyond the second are not supported (the second "
-                           "derivative is ATen's grid sampler double backward; call the second backward without "
-                           "create_graph=True)")
-    if not aten_double_backward_available():
-        raise RuntimeError("twinops.grid_sample: second derivatives are ATen's grid sampler double backward, which "
-                           f"this PyTorch ({torch.__version__}) does not define (F.grid_sample has none either)")
-    aten = torch.ops.aten.grid_sampler_2d_backward if input.dim() == 4 else torch.ops.aten.grid_sampler_3d_backward
-    with torch.enable_grad():
-        leaves = [t.detach().requires_grad_(w) for t, w in zip((grad_output, input, grid), wanted)]
-        outs = aten(*leaves, *ctx.attrs, [True, True])
-        pairs = [(o, g) for o, g in zip(outs, (grad_grad_input, grad_grad_grid)) if g is not None and g.numel()]
-        if not pairs:
-            return (None,) * 7
-        asked = [t for t, w in zip(leaves, wanted) if w]
-        got = iter(torch.autograd.grad([o for o, _ in pairs], asked, [g for _, g in pairs], allow_unused=True))
-    grads = [next(got) if w else None for w in wanted]
-    return (*grads, None, None, None, None)
-
-
-torch.library.register_autograd("twinops::grid_sample_backward", _double_backward, setup_context=_setup_double)

@@ -25,8 +25,8 @@ from torch import Tensor
 from ... import _ext  # noqa: F401  (registers torch.ops.twinops)
 from ..._ext import size_hints
 from . import export
-from ...opdef import attrs_class, check_arg, check_tensor, renamed, schema
-from .declaration import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_NODE, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
+from ...opdef import attrs_class, check_arg, check_tensor, renamed
+from .declaration import (ASPECT_POLICIES, COORDINATE_MODES, DYNAMIC_RESIZE, INPUT, INTERPOLATE,
                          INTERPOLATE_MODES, LENGTH_MAX, NEAREST_MODES, ONNX_MODES, RESIZE, RESIZE_NODE)
 
 __all__ = [
@@ -468,18 +468,14 @@ def _resize(input, roi, scales, sizes, antialias, axes, coordinate_transformatio
 # DynamicTRTResize (the classic size_tensor contract)
 # ---------------------------------------------------------------------------------------
 
-torch.library.define(DYNAMIC_NODE.torch_op, schema(DYNAMIC_NODE.torch_op, DYNAMIC_RESIZE.inputs, DYNAMIC_NODE.attrs))
+# The op (schema, kernel and autograd: csrc/torch/resize/resize_dynamic.cpp) is twinops::resize
+# with the attributes below; its fake kernel is here with resize's.
 _DYNAMIC_OP = "torch.ops.twinops.dynamic_resize"
 
 
 def _dynamic_attrs(align_corners: int) -> ResizeAttrs:
     return ResizeAttrs(mode="cubic", coordinate_transformation_mode="align_corners" if align_corners else "half_pixel",
                        cubic_coeff_a=-0.75, pytorch=1)
-
-
-@torch.library.impl("twinops::dynamic_resize", "CompositeExplicitAutograd")
-def _dynamic_resize_impl(input, size_tensor, align_corners):
-    return _resize_op(input, size_tensor.shape[-2:], _dynamic_attrs(align_corners), _DYNAMIC_OP)
 
 
 @torch.library.register_fake("twinops::dynamic_resize")
@@ -497,19 +493,6 @@ def _dynamic_resize_fake(input, size_tensor, align_corners):
         raise renamed(e, _DYNAMIC_OP) from None
     shape = (input.shape[0], input.shape[1], size_tensor.shape[-2], size_tensor.shape[-1])
     return input.new_empty(shape).contiguous(memory_format=_suggest_format(input))
-
-
-def _setup_dynamic(ctx, inputs, output):
-    ctx.input_shape = tuple(inputs[0].shape)
-    ctx.align_corners = inputs[2]
-
-
-def _dynamic_grad(ctx, grad):
-    gi = torch.ops.twinops.resize_backward(grad, list(ctx.input_shape), *_dynamic_attrs(ctx.align_corners).op_args())
-    return gi, None, None
-
-
-torch.library.register_autograd("twinops::dynamic_resize", _dynamic_grad, setup_context=_setup_dynamic)
 
 
 def dynamic_resize(input: Tensor, size_tensor: Tensor, align_corners: bool = False) -> Tensor:
