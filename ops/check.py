@@ -32,7 +32,6 @@ from .npz import json_object, open_npz
 from .testing import backends as B
 from .testing import specs
 from .testing.compare import STATS, Comparison, compare, report
-from .testing.strategies import random_input
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -41,7 +40,8 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.f
 class Case:
     """One call: ``op``, ``dtype``, ``shapes`` (one per input of the op), ``kwargs``, ``index``
     (0.. per op and dtype), ``origin`` (``edge`` or ``drawn``) and ``input_seed`` (input ``i``'s
-    data is :func:`random_input` with seed ``input_seed + i``); ``inputs`` holds replayed data."""
+    data is its factory's with seed ``input_seed + i``: ``OpSpec.make_inputs``); ``inputs`` holds
+    replayed data."""
 
     op: str
     dtype: torch.dtype
@@ -69,7 +69,7 @@ class Case:
         """The inputs, in the op's order, in the case's dtype."""
         if self.inputs is not None:
             return list(self.inputs)
-        return [random_input(s, self.dtype, seed=self.input_seed + i) for i, s in enumerate(self.shapes)]
+        return specs.get(self.op).make_inputs(self.shapes, self.dtype, self.input_seed, self.kwargs)
 
     def x(self) -> torch.Tensor:
         """The first input."""

@@ -27,8 +27,7 @@ import numpy as np
 import torch
 
 __all__ = ["TensorArg", "Attr", "Node", "Creator", "Sample", "OpDef", "DOMAIN", "FLOATING", "ATTR_TYPES", "register", "get",
-           "registered", "resolve", "check_tensor", "check_arg", "dtype_names", "attrs_class", "creator_fields",
-           "schema"]
+           "registered", "resolve", "check_tensor", "check_arg", "dtype_names", "attrs_class", "creator_fields"]
 
 # The ONNX domain of twinops' nodes (TensorRT's parser ignores it; see twinops.onnx_nodes.plugin_attributes).
 DOMAIN = "twinops"
@@ -69,6 +68,12 @@ class TensorArg:
         optional: may be omitted.
         differentiable: gradients flow to it (gradcheck perturbs it).
         dynamic: dims that may change between runs of one exported graph (dynamic axes).
+        factory: its values (lazy name of ``fn(ctx) -> Tensor``, ``ctx`` a
+            :class:`twinops.testing.inputs.InputContext`): valid boxes, indices in range, level
+            shapes that match another input. None: :func:`twinops.testing.inputs.default_factory`
+            (seeded normal data for a floating input, small non-negative ints for an integer one).
+            ``twinops check`` / ``regress``, the conformance tests and the bench make every input
+            through it (:func:`twinops.testing.inputs.make_inputs`).
         doc: one line for docs and ``python -m twinops ops``.
     """
 
@@ -82,10 +87,16 @@ class TensorArg:
     optional: bool = False
     differentiable: bool = True
     dynamic: Tuple[int, ...] = ()
+    factory: "Lazy" = None
     doc: str = ""
 
     def accepts_rank(self, rank: int) -> bool:
         return rank in self.ranks if self.ranks else rank >= self.min_rank
+
+    def dtype_for(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype this input takes in a case run in ``dtype``: that one where accepted (data
+        inputs follow the case), else its first (an int64 index input stays int64)."""
+        return dtype if not self.dtypes or dtype in self.dtypes else self.dtypes[0]
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,10 @@ class Attr:
         default: the value when not given (``None``: no default / optional).
         choices: the values allowed (empty: any value of the type).
         length: the number of values of an ``ints``/``floats`` attribute (0: any).
+        codes: the kernel's enum value of each choice, in ``choices``' order (empty: its
+            position); two names may share a code (an older spelling of the same mode).
+            The C++ choice tables (``csrc/kernels/<op>/<op>_choices.h``) are generated from
+            ``choices`` and ``codes`` by tools/gen_choices.py.
         finite: a ``float`` must be finite (NaN and infinities refused).
         note: words after the list of choices in the unknown-choice message (``"for 4-D input"``).
         doc: one line for docs and ``python -m twinops ops``.
@@ -108,6 +123,7 @@ class Attr:
     default: Any = None
     choices: Tuple[Any, ...] = ()
     length: int = 0
+    codes: Tuple[int, ...] = ()
     finite: bool = False
     note: str = ""
     doc: str = ""
@@ -115,6 +131,9 @@ class Attr:
     def __post_init__(self):
         if self.type not in ATTR_TYPES:
             raise ValueError(f"Attr {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, got {self.type!r}")
+        if self.codes and len(self.codes) != len(self.choices):
+            raise ValueError(f"Attr {self.name!r}: codes must have one entry per choice ({len(self.choices)}), "
+                             f"got {len(self.codes)}")
 
     @property
     def onnx_type(self) -> str:
@@ -492,16 +511,3 @@ def creator_fields(node: Node, creator: Creator) -> list:
         n = a.length if a.type in ("ints", "floats") else (0 if a.type == "str" else 1)
         out.append((a.name, a.type, n))
     return out
-
-
-def schema(op_name: str, inputs: Sequence[TensorArg], attrs: Sequence[Attr], outputs: int = 1) -> str:
-    """A torch.library schema string for an op taking ``inputs`` then ``attrs``:
-    ``"(Tensor input, Tensor size_tensor, int align_corners) -> Tensor"`` (``op_name`` unused
-    by the string; it names the op in errors)."""
-    args = [f"Tensor{'?' if t.optional else ''} {t.name}" for t in inputs]
-    for a in attrs:
-        if a.type not in ATTR_TYPES:
-            raise ValueError(f"{op_name}: attribute {a.name!r} has no schema type")
-        args.append(f"{ATTR_TYPES[a.type][2]} {a.name}")
-    ret = "Tensor" if outputs == 1 else "(" + ", ".join(["Tensor"] * outputs) + ")"
-    return f"({', '.join(args)}) -> {ret}"

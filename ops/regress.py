@@ -31,7 +31,6 @@ import torch
 
 from .npz import json_object, open_npz
 from .testing import specs
-from .testing.strategies import random_input
 
 # realpath: the package may be reached through a symlink to the source tree.
 DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "baselines")
@@ -69,8 +68,9 @@ def compute(op: str, device: str = "cpu") -> Dict[str, dict]:
     for label, shapes, kw in spec.regress_cases:
         shapes = spec.shapes(shapes)
         for dtype in REGRESS_DTYPES:
-            # input i from seed + i: a one-input op's data and checksum are what they always were
-            xs = [random_input(s, dtype, seed=_seed(op, label) + i) for i, s in enumerate(shapes)]
+            # input i from its factory with seed + i: a one-input op's data and checksum are what
+            # they always were
+            xs = spec.make_inputs(shapes, dtype, _seed(op, label), kw)
             y = spec.fn(*(x.to(device) for x in xs), **kw).detach().cpu().double().numpy()
             digest = hashlib.sha256(b"".join(x.double().numpy().tobytes() for x in xs)).hexdigest()[:16]
             # the one-input format stores the shape itself, a several-input case the list of shapes

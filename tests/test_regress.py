@@ -67,7 +67,9 @@ def test_drift_within_the_ulp_tolerance_passes_and_is_reported(baselines, monkey
 def test_missing_baselines_and_changed_inputs_fail(tmp_path, baselines, monkeypatch, capsys):
     assert regress.main(["--ops", "resize", "--dir", str(tmp_path / "empty")]) == 1
     assert "new" in capsys.readouterr().out
-    monkeypatch.setattr(regress, "random_input", lambda shape, dtype, seed: torch.zeros(shape, dtype=dtype))
+    from twinops.testing import inputs
+
+    monkeypatch.setattr(inputs, "random_input", lambda shape, dtype, seed: torch.zeros(shape, dtype=dtype))
     assert regress.main(["--ops", "resize", "--dir", str(baselines)]) == 1
     assert "input-changed" in capsys.readouterr().out
 

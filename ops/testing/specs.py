@@ -14,6 +14,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import opdef
+from .inputs import make_inputs
 from .tolerances import TOLERANCES
 
 Config = Tuple[tuple, dict]  # (input shapes, or one input shape; keyword arguments)
@@ -43,6 +44,8 @@ class OpSpec:
         regress_cases: ``(label, shapes, kwargs)`` triples stored as golden baselines.
         outputs: output names (one tensor each).
         inputs: input names, in call order (default one, ``input``); the exported graph's inputs.
+        input_args: their declarations (:class:`twinops.opdef.TensorArg`: dtypes, factory); empty:
+            one plain floating input per name.
         node: the op_type of the exported node the plugin backends run (None: the op has no plugin).
     """
 
@@ -59,6 +62,7 @@ class OpSpec:
     regress_cases: Sequence[Tuple[str, tuple, dict]] = ()
     outputs: Sequence[str] = ("output",)
     inputs: Sequence[str] = ("input",)
+    input_args: Sequence[opdef.TensorArg] = ()
     node: Optional[str] = None
 
     def shapes(self, shapes) -> Tuple[tuple, ...]:
@@ -68,6 +72,12 @@ class OpSpec:
             raise ValueError(f"op {self.name!r} takes {len(self.inputs)} inputs ({', '.join(self.inputs)}), "
                              f"got {len(out)} shapes")
         return out
+
+    def make_inputs(self, shapes, dtype: torch.dtype, seed: int, kwargs: Optional[dict] = None) -> list:
+        """The case's CPU inputs, one per input (:func:`twinops.testing.inputs.make_inputs`: input
+        ``i`` from its factory with seed ``seed + i``)."""
+        args = tuple(self.input_args) or tuple(opdef.TensorArg(n) for n in self.inputs)
+        return make_inputs(args, self.shapes(shapes), dtype, seed, kwargs)
 
     def tolerance(self, dtype: torch.dtype, output: str = "output") -> Tuple[float, float]:
         """(atol, rtol) for ``output`` in ``dtype``: the per-output override, else the per-op table."""
@@ -97,6 +107,7 @@ def from_opdef(op: "opdef.OpDef") -> OpSpec:
         regress_cases=list(op.regress_cases),
         outputs=tuple(t.name for t in op.outputs),
         inputs=tuple(t.name for t in op.inputs),
+        input_args=tuple(op.inputs),
         node=op.node.op_type,
     )
 

@@ -11,6 +11,10 @@ import torch
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from .inputs import random_input
+
+__all__ = ["FLOAT_DTYPES", "dtypes", "nchw_shapes", "scale_factors", "random_input"]
+
 FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -43,10 +47,3 @@ def scale_factors(common=(0.5, 2.0, 1.5, 0.25, 3.0, 1.0, 0.75), lo: float = 0.2,
         rounded = rounded.map(lambda v: float(np.float32(v)))
     return st.one_of(st.sampled_from(list(common)), rounded)
 
-
-def random_input(shape, dtype=torch.float32, device="cpu", seed: int = 0) -> torch.Tensor:
-    """Seeded normal data + 0.25 of ``shape`` (never all zeros: a kernel that writes nothing
-    fails), generated in float64 on the CPU and then cast, so it is the same on every device."""
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(tuple(shape), generator=g, dtype=torch.float64) + 0.25
-    return x.to(device=device, dtype=dtype)
