@@ -54,7 +54,8 @@ class Case:
 
     def __post_init__(self):
         # a single shape (the one-input form, as before several inputs) is the only input's
-        self.shapes = (tuple(self.shapes),) if specs.is_shape(self.shapes) else tuple(tuple(s) for s in self.shapes)
+        self.shapes = (tuple(self.shapes),) if specs.is_shape(self.shapes) else tuple(
+            tuple(s) if s is not None else None for s in self.shapes)
 
     @property
     def id(self) -> str:
@@ -179,10 +180,11 @@ def write_reproducer(r: Result, args) -> str:
                 index=c.index, origin=c.origin, input_seed=c.input_seed, backend=r.backend, against=r.against,
                 atol=args.atol, rtol=args.rtol, check_error_stat=args.check_error_stat,
                 error_quantile=args.error_quantile, error=r.error)
-    if len(c.shapes) > 1:
-        meta["shapes"] = [list(s) for s in c.shapes]
+    if len(c.shapes) > 1:  # None: an optional input left out (no entry)
+        meta["shapes"] = [list(s) if s is not None else None for s in c.shapes]
     xs = c.xs()
-    arrays = {_input_entry(i): x.double().numpy() for i, x in enumerate(xs)}
+    # float64 holds every input exactly (integer ones too); replay casts each back to its dtype
+    arrays = {_input_entry(i): x.double().numpy() for i, x in enumerate(xs) if x is not None}
     arrays["meta"] = np.array(json.dumps(meta))
     outs = getattr(c, "_outputs", {})
     for who in (r.backend, r.against):
@@ -323,25 +325,27 @@ def read_reproducer(path: str) -> tuple:
         raise BadFile(f"{where}: unknown 'against' {meta['against']!r} (expected reference or one of "
                       f"{', '.join(B.ORDER)})")
     shapes = meta.get("shapes", [meta["shape"]])  # one-input reproducers hold only "shape"
-    if not isinstance(shapes, list) or not shapes or not all(isinstance(v, list) for v in shapes):
+    if not isinstance(shapes, list) or not shapes or not all(v is None or isinstance(v, list) for v in shapes):
         raise BadFile(f"{where}: meta field 'shapes' must be a list of shapes, got {shapes!r}")
-    absent = [_input_entry(i) for i in range(len(shapes)) if _input_entry(i) not in entries]
+    absent = [_input_entry(i) for i, s in enumerate(shapes) if s is not None and _input_entry(i) not in entries]
     if absent:
         raise BadFile(f"{where}: it has no {' and no '.join(absent)} entry (entries: {', '.join(entries)})")
-    arrays = [entries[_input_entry(i)] for i in range(len(shapes))]
+    arrays = [entries[_input_entry(i)] if s is not None else None for i, s in enumerate(shapes)]
     spec = specs.get(meta["op"])
     if len(shapes) != len(spec.inputs):
         raise BadFile(f"{where}: op {meta['op']!r} takes {len(spec.inputs)} inputs ({', '.join(spec.inputs)}), "
                       f"the reproducer holds {len(shapes)}")
     for i, (x, shape) in enumerate(zip(arrays, shapes)):
-        if x.dtype.kind != "f" or list(x.shape) != shape:
+        if x is not None and (x.dtype.kind != "f" or list(x.shape) != shape):
             raise BadFile(f"{where}: entry {_input_entry(i)!r} must be a float array of the meta shape {shape}, "
                           f"got {x.dtype} of shape {list(x.shape)}")
     dtype = DTYPES[meta["dtype"]]
     # JSON turned the case's tuples into lists; the op's arguments were drawn as tuples
     kw = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["kwargs"].items()}
-    case = Case(meta["op"], dtype, tuple(tuple(s) for s in shapes), kw, meta["index"], meta["origin"],
-                meta["input_seed"], inputs=[torch.from_numpy(x.copy()).to(dtype) for x in arrays])
+    inputs = [torch.from_numpy(x.copy()).to(t.dtype_for(dtype)) if x is not None else None
+              for x, t in zip(arrays, spec.declared_inputs())]
+    case = Case(meta["op"], dtype, tuple(tuple(s) if s is not None else None for s in shapes), kw, meta["index"],
+                meta["origin"], meta["input_seed"], inputs=inputs)
     return case, meta
 
 
@@ -521,7 +525,8 @@ def main(argv=None) -> int:
                    summary=summary, failures=records,
                    skipped=[dict(case=c.id, kwargs=c.kwargs, reason=w) for c, w in skipped],
                    comparisons=[dict(case=r.case.id, op=r.case.op, dtype=str(r.case.dtype).replace("torch.", ""),
-                                     input_shape=[list(s) for s in r.case.shapes] if len(r.case.shapes) > 1
+                                     input_shape=[list(s) if s is not None else None for s in r.case.shapes]
+                                     if len(r.case.shapes) > 1
                                      else list(r.case.shapes[0]), kwargs=r.case.kwargs, origin=r.case.origin,
                                      backend=r.backend, against=r.against, output=r.output, error=r.error,
                                      **(r.comparison.as_dict() if r.comparison else {})) for r in results])

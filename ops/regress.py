@@ -62,20 +62,30 @@ def _seed(op: str, label: str) -> int:
 
 def compute(op: str, device: str = "cpu") -> Dict[str, dict]:
     """``{key: {"output": float64 array, "meta": dict}}`` for every regress case of ``op``
-    (``meta``: shape, or one shape per input; kwargs; input_sha256 of the inputs' float64 bytes)."""
+    (``meta``: shape, or one shape per input; kwargs; input_sha256 of the inputs' float64 bytes).
+    The key is ``label|dtype``; an op with several outputs has one entry per output,
+    ``label:output|dtype`` (integer outputs stored as float64, exactly)."""
     spec = specs.get(op)
     out = {}
     for label, shapes, kw in spec.regress_cases:
         shapes = spec.shapes(shapes)
         for dtype in REGRESS_DTYPES:
             # input i from its factory with seed + i: a one-input op's data and checksum are what
-            # they always were
+            # they always were; an optional input left out is None
             xs = spec.make_inputs(shapes, dtype, _seed(op, label), kw)
-            y = spec.fn(*(x.to(device) for x in xs), **kw).detach().cpu().double().numpy()
-            digest = hashlib.sha256(b"".join(x.double().numpy().tobytes() for x in xs)).hexdigest()[:16]
+            ys = spec.fn(*(x.to(device) if x is not None else None for x in xs), **kw)
+            ys = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
+            if len(ys) != len(spec.outputs):
+                raise RuntimeError(f"{op}: expected {len(spec.outputs)} outputs ({', '.join(spec.outputs)}), "
+                                   f"got {len(ys)}")
+            data = b"".join(x.double().numpy().tobytes() for x in xs if x is not None)
+            digest = hashlib.sha256(data).hexdigest()[:16]
             # the one-input format stores the shape itself, a several-input case the list of shapes
-            shape = list(shapes[0]) if len(shapes) == 1 else [list(s) for s in shapes]
-            out[_key(label, dtype)] = dict(output=y, meta=dict(shape=shape, kwargs=kw, input_sha256=digest))
+            shape = list(shapes[0]) if len(shapes) == 1 else [list(s) if s is not None else None for s in shapes]
+            meta = dict(shape=shape, kwargs=kw, input_sha256=digest)
+            for name, y in zip(spec.outputs, ys):
+                key = _key(label if len(ys) == 1 else f"{label}:{name}", dtype)
+                out[key] = dict(output=y.detach().cpu().double().numpy(), meta=meta)
     return out
 
 

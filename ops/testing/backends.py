@@ -59,7 +59,7 @@ def _torch_cpu(spec, xs, kw, out_shape):
 
 
 def _torch_cuda(spec, xs, kw, out_shape):
-    return _outputs(spec, spec.fn(*(x.cuda() for x in xs), **kw))
+    return _outputs(spec, spec.fn(*(x.cuda() if x is not None else None for x in xs), **kw))
 
 
 def _as_list(xs) -> list:

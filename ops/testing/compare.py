@@ -17,7 +17,7 @@ value where the reference is finite fails, whatever the tolerances.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 

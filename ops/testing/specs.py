@@ -66,8 +66,9 @@ class OpSpec:
     node: Optional[str] = None
 
     def shapes(self, shapes) -> Tuple[tuple, ...]:
-        """``shapes`` as one shape per input; a single shape is the only input's."""
-        out = (tuple(shapes),) if is_shape(shapes) else tuple(tuple(s) for s in shapes)
+        """``shapes`` as one shape per input (None: an optional input left out); a single shape is
+        the only input's."""
+        out = (tuple(shapes),) if is_shape(shapes) else tuple(tuple(s) if s is not None else None for s in shapes)
         if len(out) != len(self.inputs):
             raise ValueError(f"op {self.name!r} takes {len(self.inputs)} inputs ({', '.join(self.inputs)}), "
                              f"got {len(out)} shapes")
@@ -76,8 +77,11 @@ class OpSpec:
     def make_inputs(self, shapes, dtype: torch.dtype, seed: int, kwargs: Optional[dict] = None) -> list:
         """The case's CPU inputs, one per input (:func:`twinops.testing.inputs.make_inputs`: input
         ``i`` from its factory with seed ``seed + i``)."""
-        args = tuple(self.input_args) or tuple(opdef.TensorArg(n) for n in self.inputs)
-        return make_inputs(args, self.shapes(shapes), dtype, seed, kwargs)
+        return make_inputs(self.declared_inputs(), self.shapes(shapes), dtype, seed, kwargs)
+
+    def declared_inputs(self) -> Tuple[opdef.TensorArg, ...]:
+        """``input_args``, or one plain floating input per name of ``inputs``."""
+        return tuple(self.input_args) or tuple(opdef.TensorArg(n) for n in self.inputs)
 
     def tolerance(self, dtype: torch.dtype, output: str = "output") -> Tuple[float, float]:
         """(atol, rtol) for ``output`` in ``dtype``: the per-output override, else the per-op table."""
