@@ -90,11 +90,30 @@ def ts_parse(node: Node, args: Sequence) -> dict:
     return {a.name: sh._parse_arg(v, _TS_CODES[a.type]) for a, v in zip(node.attrs, args)}
 
 
+def present_inputs(node: Node, inputs: Sequence, is_none: Callable) -> list:
+    """``inputs`` without the optional ones left out at the end (an ONNX node lists inputs up to
+    its last present one). An optional input left out before a present one has no spelling that
+    every consumer reads (TensorRT's parser), so it is refused: ValueError naming it."""
+    present = list(inputs)
+    while present and is_none(present[-1]):
+        present.pop()
+    for t, v in zip(node.inputs, present):
+        if is_none(v):
+            raise ValueError(f"twinops ONNX export: {node.op_type}'s input {t.name!r} is left out before a later "
+                             "input that is given; an optional input may be left out only after the last one given")
+    return present
+
+
 def ts_node(g, node: Node, inputs: Sequence, values: dict):
-    """``g.op`` of ``node`` on ``inputs`` with :func:`node_attributes` (TorchScript's ``name_s/_f/_i``)."""
+    """``g.op`` of ``node`` on ``inputs`` with :func:`node_attributes` (TorchScript's ``name_s/_f/_i``);
+    trailing optional inputs left out (:func:`present_inputs`); one value per node output."""
+    from torch.onnx import symbolic_helper
+
     types = attribute_types(node)
     attrs = {f"{k}_{_TS_SUFFIX[types[k]]}": v for k, v in node_attributes(node, values).items()}
-    return g.op(f"{node.domain}::{node.op_type}", *inputs, **attrs)
+    inputs = present_inputs(node, inputs, lambda v: v is None or symbolic_helper._is_none(v))
+    extra = {"outputs": len(node.outputs)} if len(node.outputs) > 1 else {}
+    return g.op(f"{node.domain}::{node.op_type}", *inputs, **attrs, **extra)
 
 
 def ts_typed(g, outputs):
@@ -151,7 +170,8 @@ def onnx_schema(node: Node):
     n_in = len(node.inputs)
     return OpSchema(
         node.op_type, node.domain, DOMAIN_VERSION, node.doc,
-        inputs=[P(t.name, formal[i]) for i, t in enumerate(node.inputs)],
+        inputs=[P(t.name, formal[i], param_option=OpSchema.FormalParameterOption.Optional if t.optional else
+                  OpSchema.FormalParameterOption.Single) for i, t in enumerate(node.inputs)],
         outputs=[P(t.name, formal[n_in + i]) for i, t in enumerate(node.outputs)],
         type_constraints=constraints,
         attributes=[OpSchema.Attribute(name, getattr(OpSchema.AttrType, kind), required=True)
@@ -200,7 +220,8 @@ def default_translation(node: Node) -> Callable:
     names = [a.name for a in _torch_schema(node).arguments[:len(node.inputs)]]
 
     def body(args: dict):
-        return op(*[args[name] for name in names], **node_attributes(node, args))
+        inputs = present_inputs(node, [args[name] for name in names], lambda v: v is None)
+        return op(*inputs, **node_attributes(node, args))
 
     return body
 

@@ -94,6 +94,13 @@ def reference(data, index, weight=None, scale=1.0):
     return rows, torch.bincount(index.long(), minlength=data.shape[0])
 
 
+def node_reference(data, index, weight=None, scale=1.0):
+    """The node's onnx.reference kernel (numpy in, numpy out): rows in data's dtype, int64 counts."""
+    rows, counts = reference(torch.from_numpy(data), torch.from_numpy(index),
+                             torch.from_numpy(weight) if weight is not None else None, scale)
+    return rows.numpy().astype(data.dtype), counts.numpy()
+
+
 def cases():
     """Hypothesis strategy of (shapes, kwargs): weight given or left out (None)."""
     from hypothesis import strategies as st
@@ -111,7 +118,7 @@ KINDS_GATHER = OpDef(
     name="kinds_gather", api=kinds_gather, module=KindsGather,
     inputs=(DATA, INDEX, WEIGHT), outputs=(ROWS, COUNTS), args=(SCALE,),
     node=Node("TwinopsTestKindsGather", DOMAIN, inputs=(DATA, INDEX, WEIGHT), outputs=(ROWS, COUNTS),
-              attrs=(SCALE,), torch_op="twinops_test::kinds_gather"),
+              attrs=(SCALE,), torch_op="twinops_test::kinds_gather", reference=node_reference),
     reference=reference, dtypes=(torch.float32, torch.float64), cases=cases,
     edge_cases=((((3, 2), (4,), None), dict(scale=1.0)), (((1, 3), (0,), (3,)), dict(scale=2.0))),
     regress_cases=(("weighted", ((4, 3), (6,), (3,)), dict(scale=0.5)),

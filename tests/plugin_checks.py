@@ -20,10 +20,10 @@ def replace_field(fields, name, **kw):
     return [type(f)(**{**f.__dict__, **kw}) if f.name == name else f for f in fields]
 
 
-def copies_library_host(tmp_dir):
-    """A plugin host over a library of csrc/trt's generic classes around the test-tree op
-    tests/trt_multi_output_op.cpp (TwinopsTestCopies: ``copies`` copies of its input), built in
-    ``tmp_dir`` against the host's headers."""
+def _test_library_host(tmp_dir, name, cu, cpp):
+    """A plugin host over a library of csrc/trt's generic classes around a test-tree op (its CUDA
+    sources ``cu`` and C++ sources ``cpp``, paths under tests/), built in ``tmp_dir`` against the
+    host's headers."""
     import importlib.util
     import os
 
@@ -35,7 +35,18 @@ def copies_library_host(tmp_dir):
     spec.loader.exec_module(trt_build)
     generic = [os.path.join(root, "csrc", "trt", f) for f in ("plugin_base.cpp", "plugin_v2.cpp", "plugin_v3.cpp",
                                                                "plugin_library.cpp")]
-    out = os.path.join(str(tmp_dir), "libcopies_trt.so")
+    out = os.path.join(str(tmp_dir), f"lib{name}_trt.so")
     trt_build.build(str(ph.header_dir()), out, archs="90", cache=os.path.join(str(tmp_dir), "cache"),
-                    sources=([], generic + [os.path.join(root, "tests", "trt_multi_output_op.cpp")]))
+                    sources=([os.path.join(root, "tests", f) for f in cu],
+                             generic + [os.path.join(root, "tests", f) for f in cpp]))
     return ph.PluginHost(out)
+
+
+def copies_library_host(tmp_dir):
+    """The host over tests/trt_multi_output_op.cpp (TwinopsTestCopies: ``copies`` copies of its input)."""
+    return _test_library_host(tmp_dir, "copies", [], ["trt_multi_output_op.cpp"])
+
+
+def kinds_library_host(tmp_dir):
+    """The host over tests/trt_kinds_op.cpp (TwinopsTestKindsGather, tests/kinds_op.py's plugin)."""
+    return _test_library_host(tmp_dir, "kinds", ["trt_kinds_op_kernels.cu"], ["trt_kinds_op.cpp"])

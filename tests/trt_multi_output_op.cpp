@@ -65,8 +65,8 @@ class CopiesCore final : public OpCore {
                    int32_t) const override {
     return 0;
   }
-  int32_t enqueue(const nvinfer1::PluginTensorDesc* in, const nvinfer1::PluginTensorDesc*, const void* const* inputs,
-                  void* const* outputs, void*, cudaStream_t stream) const override {
+  int32_t enqueue(const nvinfer1::PluginTensorDesc* in, int32_t, const nvinfer1::PluginTensorDesc*,
+                  const void* const* inputs, void* const* outputs, void*, cudaStream_t stream) const override {
     const size_t bytes = elements(in[0].dims) * type_size(in[0].type);
     for (int32_t i = 0; i < nb_outputs(); ++i) {
       const cudaError_t e = cudaMemcpyAsync(outputs[i], inputs[0], bytes, cudaMemcpyDeviceToDevice, stream);

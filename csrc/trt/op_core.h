@@ -46,8 +46,10 @@ class OpCore {
                                      int32_t) const {
     return "";
   }
-  // Runs the op: 0 or a CUDA status, the reason logged with log_error.
-  virtual int32_t enqueue(const nvinfer1::PluginTensorDesc* in, const nvinfer1::PluginTensorDesc* out,
+  // Runs the op: 0 or a CUDA status, the reason logged with log_error. nb_in: the input count of
+  // the plugin's last configurePlugin / onShapeChange (TensorRT's enqueue passes none; a node
+  // with an optional input has either count), -1 before either.
+  virtual int32_t enqueue(const nvinfer1::PluginTensorDesc* in, int32_t nb_in, const nvinfer1::PluginTensorDesc* out,
                           const void* const* inputs, void* const* outputs, void* workspace,
                           cudaStream_t stream) const = 0;
   // The named fields the creator reads back (V3 getFieldsToSerialize; V2 packs them into bytes).
@@ -56,14 +58,14 @@ class OpCore {
 
 // enqueue of both plugin interfaces: null pointers refused, the core's status, exceptions logged.
 inline int32_t enqueue_core(const std::string& name, const OpCore& core, const nvinfer1::PluginTensorDesc* in,
-                            const nvinfer1::PluginTensorDesc* out, const void* const* inputs, void* const* outputs,
-                            void* workspace, cudaStream_t stream) noexcept {
+                            int32_t nb_in, const nvinfer1::PluginTensorDesc* out, const void* const* inputs,
+                            void* const* outputs, void* workspace, cudaStream_t stream) noexcept {
   return guarded<int32_t>(name + " enqueue", 1, [&] {
     if (in == nullptr || out == nullptr || inputs == nullptr || outputs == nullptr) {
       log_error(name + " enqueue: null tensor descriptions or pointers");
       return 1;
     }
-    return core.enqueue(in, out, inputs, outputs, workspace, stream);
+    return core.enqueue(in, nb_in, out, inputs, outputs, workspace, stream);
   });
 }
 

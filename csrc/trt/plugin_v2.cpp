@@ -34,6 +34,7 @@ IPluginV2DynamicExt* PluginV2::clone() const noexcept {
     auto* p = new PluginV2(name_, version_, core_->clone());
     p->namespace_ = namespace_;
     p->workspace_ = workspace_;
+    p->nb_inputs_ = nb_inputs_;
     return p;
   });
 }
@@ -86,6 +87,7 @@ bool PluginV2::supportsFormatCombination(int32_t pos, const PluginTensorDesc* in
 void PluginV2::configurePlugin(const DynamicPluginTensorDesc* in, int32_t nb_inputs, const DynamicPluginTensorDesc* out,
                                int32_t nb_outputs) noexcept {
   guarded<int>(name_ + " configurePlugin", 0, [&] {
+    nb_inputs_ = nb_inputs;
     const int32_t n = core_->nb_outputs();
     std::string err = in == nullptr || out == nullptr ? "null tensor descriptions"
                       : nb_outputs != n ? "has " + std::to_string(n) + " output(s), TensorRT asked for " +
@@ -123,7 +125,7 @@ size_t PluginV2::getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nb_inp
 int32_t PluginV2::enqueue(const PluginTensorDesc* input_desc, const PluginTensorDesc* output_desc,
                           const void* const* inputs, void* const* outputs, void* workspace,
                           cudaStream_t stream) noexcept {
-  return enqueue_core(name_, *core_, input_desc, output_desc, inputs, outputs, workspace, stream);
+  return enqueue_core(name_, *core_, input_desc, nb_inputs_, output_desc, inputs, outputs, workspace, stream);
 }
 
 size_t PluginV2::getSerializationSize() const noexcept { return bytes_.size(); }

@@ -50,6 +50,7 @@ class PluginV2 final : public nvinfer1::IPluginV2DynamicExt {
   std::string name_, version_, namespace_;
   std::unique_ptr<OpCore> core_;
   std::vector<char> bytes_;  // pack_fields(core fields), computed once
+  int32_t nb_inputs_ = -1;   // of the last configurePlugin: the core's enqueue needs it
   // Workspace bound over the profiles seen by configurePlugin (V2's getWorkspaceSize only
   // sees one concrete shape).
   size_t workspace_ = 0;

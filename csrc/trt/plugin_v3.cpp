@@ -40,7 +40,11 @@ IPluginCapability* PluginV3::getCapabilityInterface(PluginCapabilityType type) n
 
 IPluginV3* PluginV3::clone() noexcept {
   return guarded<IPluginV3*>(name_ + " clone", nullptr,
-                             [&] { return new PluginV3(name_, version_, namespace_, core_->clone()); });
+                             [&] {
+                               auto* p = new PluginV3(name_, version_, namespace_, core_->clone());
+                               p->nb_inputs_ = nb_inputs_;
+                               return p;
+                             });
 }
 
 int32_t PluginV3::getNbOutputs() const noexcept {
@@ -52,6 +56,7 @@ int32_t PluginV3::configurePlugin(const DynamicPluginTensorDesc* in, int32_t nb_
   return guarded<int32_t>(name_ + " configurePlugin", 1, [&] {
     std::string err = in == nullptr || out == nullptr ? "null tensor descriptions" : check_outputs(nb_outputs);
     if (err.empty()) err = core_->configure(in, nb_inputs, out, nb_outputs);
+    nb_inputs_ = nb_inputs;
     return ok("configurePlugin", err) ? 0 : 1;
   });
 }
@@ -105,6 +110,7 @@ int32_t PluginV3::onShapeChange(const PluginTensorDesc* in, int32_t nb_inputs, c
     std::string err = in == nullptr || out == nullptr ? "null tensor descriptions" : check_outputs(nb_outputs);
     // Validate the concrete sizes now, so a bad shape is reported before enqueue.
     if (err.empty()) err = core_->shapes_changed(in, nb_inputs, out, nb_outputs);
+    nb_inputs_ = nb_inputs;
     return ok("onShapeChange", err) ? 0 : 1;
   });
 }
@@ -112,7 +118,7 @@ int32_t PluginV3::onShapeChange(const PluginTensorDesc* in, int32_t nb_inputs, c
 int32_t PluginV3::enqueue(const PluginTensorDesc* input_desc, const PluginTensorDesc* output_desc,
                           const void* const* inputs, void* const* outputs, void* workspace,
                           cudaStream_t stream) noexcept {
-  return enqueue_core(name_, *core_, input_desc, output_desc, inputs, outputs, workspace, stream);
+  return enqueue_core(name_, *core_, input_desc, nb_inputs_, output_desc, inputs, outputs, workspace, stream);
 }
 
 IPluginV3* PluginV3::attachToContext(IPluginResourceContext*) noexcept {

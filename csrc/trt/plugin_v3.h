@@ -58,6 +58,7 @@ class PluginV3 final : public nvinfer1::IPluginV3,
   std::string name_, version_, namespace_;
   std::unique_ptr<OpCore> core_;
   FieldStore serialized_;
+  int32_t nb_inputs_ = -1;  // of the last configurePlugin / onShapeChange: the core's enqueue needs it
 };
 
 class CreatorV3 final : public nvinfer1::IPluginCreatorV3One {

@@ -63,7 +63,17 @@ def _torch_cuda(spec, xs, kw, out_shape):
 
 
 def _as_list(xs) -> list:
-    return [xs] if isinstance(xs, torch.Tensor) else list(xs)
+    """The inputs as a list, trailing optional inputs left out (None) dropped: the module's
+    defaults stand for them, and the exported graph has no such input."""
+    xs = [xs] if isinstance(xs, torch.Tensor) else list(xs)
+    while xs and xs[-1] is None:
+        xs.pop()
+    return xs
+
+
+def _floating_as(xs, dtype) -> list:
+    """``xs`` with their floating tensors in ``dtype`` (index and other integer inputs kept)."""
+    return [x.to(dtype) if x is not None and x.is_floating_point() else x for x in xs]
 
 
 def export(spec, xs, kw: dict):
@@ -92,7 +102,7 @@ def _onnx_reference(spec, xs, kw, out_shape):
 
     # The graph is evaluated in float64 on the case's (dtype-rounded) input values: this backend
     # checks the exported node and its attributes, not a low-precision arithmetic.
-    x64 = [x.double() for x in xs]
+    x64 = _floating_as(_as_list(xs), torch.float64)
     model = export(spec, x64, kw)
     graph_inputs = {i.name for i in model.graph.input}
     feeds = {n: x.numpy() for n, x in zip(spec.inputs, x64) if n in graph_inputs}  # an unread input may be pruned
@@ -167,7 +177,7 @@ def _plugin_host(spec, xs, kw, out_shape):
     if spec.node is None:
         raise Unsupported(f"op {spec.name!r} names no plugin node (OpSpec.node)")
     _no_float64(xs, "the plugin host")
-    model = export(spec, [x.float() for x in xs], kw)
+    model = export(spec, _floating_as(_as_list(xs), torch.float32), kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
     ys = plugin_host.run_plugin(node, [t.cuda() for t in inputs], shape_inputs)
     return _outputs(spec, tuple(ys))
@@ -179,7 +189,7 @@ def _tensorrt(spec, xs, kw, out_shape):
     if spec.module is None:
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
     _no_float64(xs, "TensorRT")
-    xc = [x.cuda() for x in xs]
+    xc = [x.cuda() for x in _as_list(xs)]
     # The TorchScript exporter: static shapes, one engine per case, and much faster than dynamo.
     runner = trt.export_and_build(spec.module(**kw).eval(), tuple(xc), dynamo=False)
     out = runner(*xc)

@@ -256,7 +256,7 @@ class GridSampleCore final : public OpCore {
     return concrete_params(s_, in, out, &p);
   }
 
-  int32_t enqueue(const PluginTensorDesc* in, const PluginTensorDesc* out, const void* const* inputs,
+  int32_t enqueue(const PluginTensorDesc* in, int32_t, const PluginTensorDesc* out, const void* const* inputs,
                   void* const* outputs, void*, cudaStream_t stream) const override {
     return run(s_, in, out, inputs, outputs, stream);
   }

@@ -434,7 +434,7 @@ class ResizeCore final : public OpCore {
     return resize::make_params(in[0].dims.d[2], in[0].dims.d[3], out[0].dims.d[2], out[0].dims.d[3], s_.attrs, &p);
   }
 
-  int32_t enqueue(const PluginTensorDesc* in, const PluginTensorDesc* out, const void* const* inputs,
+  int32_t enqueue(const PluginTensorDesc* in, int32_t, const PluginTensorDesc* out, const void* const* inputs,
                   void* const* outputs, void* workspace, cudaStream_t stream) const override {
     return run(s_, in[0], out[0], inputs[0], outputs[0], workspace, stream);
   }
