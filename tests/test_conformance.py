@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import twinops
 from twinops import onnx_nodes, opdef
-from twinops.testing import random_input
+from twinops.testing.inputs import make_inputs
 
 OPS = list(opdef.registered().values())
 SAMPLES = [pytest.param(op, s, id=f"{op.name}-{i}") for op in OPS for i, s in enumerate(op.samples)]
@@ -25,7 +25,8 @@ EXPORTERS = ["dynamo", "torchscript"]
 
 
 def _inputs(op, shapes, dtype=torch.float32, seed=0):
-    return [random_input(s, dtype, seed=seed + i) for i, s in enumerate(shapes)]
+    """The sample's inputs from the declaration's factories (input i: seed + i)."""
+    return make_inputs(op.inputs, shapes, dtype, seed)
 
 
 def _api(op):

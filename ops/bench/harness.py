@@ -63,6 +63,18 @@ DIRECTIONS = ("forward", "backward")
 # what an op's bench provides
 # ---------------------------------------------------------------------------------------
 
+def declared_inputs(op: str, shapes, dtype: torch.dtype, device, generator: torch.Generator,
+                    kwargs: Optional[dict] = None) -> Tuple[Optional[torch.Tensor], ...]:
+    """The inputs of declared op ``op`` for ``shapes`` (one per input, None for an optional input
+    left out) from its input factories (``twinops.testing.inputs.make_inputs``, seeded with the
+    generator's initial seed), made on the CPU and moved to ``device``."""
+    from .. import opdef
+    from ..testing.inputs import make_inputs
+
+    xs = make_inputs(opdef.get(op).inputs, shapes, dtype, generator.initial_seed(), kwargs)
+    return tuple(x.to(device) if x is not None else None for x in xs)
+
+
 class BenchCase:
     """One case of an op's bench; subclass it as a frozen dataclass holding the op's fields.
 
@@ -73,6 +85,8 @@ class BenchCase:
       (:attr:`OpBench.columns`, e.g. ``("bilinear", "float32", "1x3x1080x1920")``);
     * ``make_inputs(device, generator) -> tuple of tensors``: every input of the op, drawn
       from ``generator`` on ``device`` (random, never all zeros), in ``dtype`` where floating;
+      an op whose inputs must hold valid values (indices, boxes) returns
+      :func:`declared_inputs`, its declaration's factories;
     * ``baseline(*inputs)`` and ``candidate(*inputs)``: the PyTorch op the twinops op
       stands in for, and twinops, each returning a tensor or a tuple of tensors of the same shapes;
     * ``nbytes() -> int``: the minimal HBM traffic of the timed pass, bytes read + written
