@@ -25,9 +25,10 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
-#include <atomic>
 #include <limits>
 
+#include "../device_props.h"
+#include "../dtype_convert.cuh"
 #include "grid_sample.cuh"
 #include "grid_sample_tuning.h"
 
@@ -38,30 +39,15 @@ namespace grid_sample {
 // unreadable names in profiles.
 namespace kernels {
 
+// Element loads into the opmath type and stores from it (../dtype_convert.cuh).
 template <typename T>
 __device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
-  return static_cast<typename OpMath<T>::type>(*p);
-}
-template <>
-__device__ __forceinline__ float load<__half>(const __half* p) {
-  return __half2float(*p);
-}
-template <>
-__device__ __forceinline__ float load<__nv_bfloat16>(const __nv_bfloat16* p) {
-  return __bfloat162float(*p);
+  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
 }
 
 template <typename T, typename Acc>
 __device__ __forceinline__ T store_as(Acc v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __forceinline__ __half store_as<__half, float>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 store_as<__nv_bfloat16, float>(float v) {
-  return __float2bfloat16_rn(v);
+  return DtypeConvert<T>::template store<Acc>(v);
 }
 
 template <typename Acc>
@@ -141,16 +127,17 @@ __device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
 // One output point (and channel slice) per thread: the point's taps and weights once, then
 // every channel of the slice sums its taps, U channels' loads in flight at once. Template
 // parameters (docs/perf/grid_sample-notes.md, "Forward variants", measured each):
-//   MB   __launch_bounds__ min blocks per SM (register cap 65536 / (MB * kThreads));
+//   MB   __launch_bounds__ min blocks per SM (register cap 65536 / (MB * kThreads)), at most
+//        the blocks an SM of the compiled architecture holds (arch_min_blocks);
 //   U    channels per step (loads in flight = U * taps);
 //   I    index type of the per-point / per-channel math: int64_t, or int32_t (the launcher
 //        picks int32_t only when every point index and per-batch input / output span fits);
 //        with int32_t the channel offsets are running offsets (+= stride per channel, PTR
 //        below), with int64_t products (c+u)*stride: the two pairings measured best.
 template <Mode M, int DIMS, typename T, int MB, int U, typename I>
-__global__ void __launch_bounds__(kThreads, MB) forward_kernel(const Params p, const T* __restrict__ input,
-                                                               const T* __restrict__ grid, T* __restrict__ output,
-                                                               int64_t points, int64_t c_slice) {
+__global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, MB))
+    forward_kernel(const Params p, const T* __restrict__ input, const T* __restrict__ grid, T* __restrict__ output,
+                   int64_t points, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
   constexpr bool PTR = sizeof(I) == 4;
@@ -206,40 +193,6 @@ __global__ void __launch_bounds__(kThreads, MB) forward_kernel(const Params p, c
   }
 }
 
-// Resident threads of the current device (SMs x threads per SM), asked once per device: the
-// rules of grid_sample_tuning.h are written in them.
-int64_t resident_threads() {
-  constexpr int kDevices = 64;
-  static std::atomic<int64_t> cached[kDevices] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 2048;
-  if (dev >= 0 && dev < kDevices) {
-    if (const int64_t v = cached[dev].load(std::memory_order_relaxed); v > 0) return v;
-  }
-  int sms = 0, threads = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 1;
-  if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess || threads < 1)
-    threads = 2048;
-  const int64_t v = static_cast<int64_t>(sms) * threads;
-  if (dev >= 0 && dev < kDevices) cached[dev].store(v, std::memory_order_relaxed);
-  return v;
-}
-
-// Channels per thread: all of them, unless `items` threads alone leave the GPU short of
-// `fill` waves (grid_sample_tuning.h); then halved, not below the unroll width nor so far
-// that the slices outnumber blockIdx.y's range.
-int64_t channel_slice(int64_t items, int64_t c, int unroll, int64_t fill) {
-  const int64_t want = fill * resident_threads();
-  const int64_t floor_slice = std::max<int64_t>(unroll, (c + 65534) / 65535);
-  int64_t slice = c;
-  while (slice > floor_slice && items * ((c + slice - 1) / slice) < want) {
-    const int64_t next = std::max(floor_slice, (slice / 2 + unroll - 1) / unroll * unroll);
-    if (next >= slice) break;
-    slice = next;
-  }
-  return std::max<int64_t>(slice, 1);
-}
-
 // Whether the forward's 32-bit index math is exact for p: every point index, and every
 // element offset within one batch of the input (all channels) and of the output, below 2^31.
 bool forward_fits_int32(const Params& p) {
@@ -259,8 +212,10 @@ bool forward_fits_int32(const Params& p) {
 
 template <Mode M, int D, typename T, int MB, int U, typename I>
 cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
+  DeviceProps dev;
+  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
   const int64_t points = p.n * points_per_batch(p);
-  const int64_t slice = channel_slice(points, p.c, U, kFillFactor);
+  const int64_t slice = channel_slice(points, p.c, U, kFillFactor, dev);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
@@ -555,7 +510,9 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
   auto* point_off = reinterpret_cast<int64_t*>(ws + L.point_off);
   auto* first = reinterpret_cast<int32_t*>(ws + L.first);
   auto* last = reinterpret_cast<int32_t*>(ws + L.last);
-  const int64_t slice = channel_slice(ch.max_elems, p.c, 1, kGatherFillFactor);
+  DeviceProps dev;
+  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
+  const int64_t slice = channel_slice(ch.max_elems, p.c, 1, kGatherFillFactor, dev);
   const int64_t slices = (p.c + slice - 1) / slice;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
 

@@ -1,10 +1,14 @@
 // The tuning of the grid_sample CUDA kernels in one place, each rule written in terms of the
 // device property it stands for. The measurements behind them go to
 // docs/perf/grid_sample-notes.md (section named per item); values without a section are first
-// choices not yet measured on the H200.
+// choices not yet measured on the H200. The host rule (channel_slice) is a pure function of a
+// DeviceProps (../device_props.h); the rules only choose among launches that compute the same
+// results.
 #pragma once
 
 #include <cstdint>
+
+#include "../device_props.h"
 
 namespace twinops {
 namespace grid_sample {
@@ -18,7 +22,8 @@ constexpr int kThreads = 256;
 constexpr int kLoadsInFlight = 16;
 constexpr int forward_unroll(int taps) { return taps >= kLoadsInFlight ? 1 : kLoadsInFlight / taps; }
 
-// Blocks per SM the forward's registers are sized for (__launch_bounds__), read off ptxas -v
+// Blocks per SM the forward's registers are sized for (__launch_bounds__, which takes at most
+// the blocks an SM of the compiled architecture holds: arch_min_blocks), read off ptxas -v
 // on sm_90: float opmath fits 80 registers (3 blocks of kThreads) without spilling, but
 // bicubic, whose per-tap padding leaves it near 140 registers unbounded, fits 128 (2 blocks);
 // double opmath keeps 2 blocks (80 registers spill there).
@@ -33,12 +38,31 @@ constexpr int forward_min_blocks(int mode, int opmath_bytes) {
 // the others (docs/perf/grid_sample-notes.md, "Forward variants").
 constexpr int kForwardMinBlocks32 = 6;
 
-// Resident threads per SM the forward aims to fill (2048 on sm_80 .. sm_90): when the output
-// points alone give fewer threads than `kFillFactor` waves of that, the channels are split
-// across blockIdx.y, each part recomputing the point's taps (cheap next to its loads).
+// Waves of the device's resident threads (SMs x threads per SM, DeviceProps) the forward aims
+// to fill: when the output points alone give fewer threads than `kFillFactor` waves, the
+// channels are split across blockIdx.y, each part recomputing the point's taps (cheap next to
+// its loads). Counted in the device's own waves, so every device takes these factors.
 constexpr int64_t kFillFactor = 2;
 // The same for the grad_input gather, whose threads reload their pair list per slice: one wave.
 constexpr int64_t kGatherFillFactor = 1;
+
+// Channels per thread of a launch of `items` threads per slice over `c` channels: all of them,
+// unless `items` threads alone leave `d` short of `fill` waves of its resident threads; then
+// halved, not below the unroll width nor so far that the slices outnumber blockIdx.y's range
+// (65535).
+inline int64_t channel_slice(int64_t items, int64_t c, int unroll, int64_t fill, const DeviceProps& d) {
+  const int64_t want = fill * d.sm_count * d.max_threads_per_sm;
+  const int64_t min_slice = (c + 65534) / 65535;
+  const int64_t floor_slice = unroll > min_slice ? unroll : min_slice;
+  int64_t slice = c;
+  while (slice > floor_slice && items * ((c + slice - 1) / slice) < want) {
+    const int64_t half = (slice / 2 + unroll - 1) / unroll * unroll;
+    const int64_t next = half > floor_slice ? half : floor_slice;
+    if (next >= slice) break;
+    slice = next;
+  }
+  return slice > 1 ? slice : 1;
+}
 
 // The grad_input gather keeps up to this many (point, tap) pairs of its input element in
 // registers and loops over the channels with them; longer lists (many points sampling one

@@ -1,5 +1,6 @@
-// Device helpers shared by the resize kernel families: half/bfloat16 conversions, packed
-// elements, vector loads and stores, a table entry computed in a kernel, the plane walk.
+// Device helpers shared by the resize kernel families: the half/bfloat16 conversions (those
+// of ../dtype_convert.cuh), packed elements, vector loads and stores, a table entry computed
+// in a kernel, the plane walk.
 // Device code, included only by resize.cu (the one translation unit of the resize kernels).
 #pragma once
 
@@ -10,34 +11,17 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../dtype_convert.cuh"
 #include "resize.cuh"
 
 namespace twinops {
 namespace resize {
 
+// Convert (resize.cuh) casts; the half types take the intrinsics of DtypeConvert.
 template <>
-struct Convert<__half> {
-  template <typename Acc>
-  static __host__ __device__ Acc load(__half v) {
-    return static_cast<Acc>(__half2float(v));
-  }
-  template <typename Acc>
-  static __host__ __device__ __half store(Acc v) {
-    return __float2half_rn(static_cast<float>(v));
-  }
-};
-
+struct Convert<__half> : DtypeConvert<__half> {};
 template <>
-struct Convert<__nv_bfloat16> {
-  template <typename Acc>
-  static __host__ __device__ Acc load(__nv_bfloat16 v) {
-    return static_cast<Acc>(__bfloat162float(v));
-  }
-  template <typename Acc>
-  static __host__ __device__ __nv_bfloat16 store(Acc v) {
-    return __float2bfloat16_rn(static_cast<float>(v));
-  }
-};
+struct Convert<__nv_bfloat16> : DtypeConvert<__nv_bfloat16> {};
 
 namespace kernels {
 

@@ -1,6 +1,6 @@
-// Host side of the resize kernels: the device queries (shared memory, resident blocks),
-// each family's launcher and the routing (launch_gather, gather) that picks a family for a
-// forward or backward.
+// Host side of the resize kernels: the resident-blocks query (the device's properties come
+// from ../device_props.h), each family's launcher and the routing (launch_gather, gather)
+// that picks a family for a forward or backward.
 // Included only by resize.cu (the one translation unit of the resize kernels).
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "../device_props.h"
 #include "resize.cuh"
 #include "resize_common.cuh"
 #include "resize_rings.cuh"
@@ -48,39 +49,10 @@ cudaError_t launch_elementwise(const Gather<T, Acc>& g, int64_t N, int64_t C, in
   return cudaGetLastError();
 }
 
-// Shared memory of the current device: per SM, the most one block may opt in to, and what
-// the runtime reserves per block. Queried once per device.
-struct SmemLimits {
-  int64_t per_sm = 0, per_block = 0, reserved_per_block = 0;
-};
-cudaError_t smem_limits(SmemLimits* out) {
-  static std::mutex mutex;
-  static std::map<int, SmemLimits> cache;
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(device); it != cache.end()) {
-    *out = it->second;
-    return cudaSuccess;
-  }
-  int per_sm = 0, per_block = 0, reserved = 0;
-  if (cudaError_t e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
-      e != cudaSuccess)
-    return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-      e != cudaSuccess)
-    return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device);
-      e != cudaSuccess)
-    return e;
-  *out = cache[device] = SmemLimits{per_sm, per_block, reserved};
-  return cudaSuccess;
-}
-
-// Resident blocks per SM and the SM count for a kernel at a dynamic shared memory size, on
-// the current device; raises the kernel's shared memory limit when needed. Queried once
-// per (kernel, bytes, device): the queries cost more host time than a small resize.
-// `threads`: the kernel's block size.
+// Resident blocks per SM (the occupancy query) times the SM count (DeviceProps) for a kernel
+// at a dynamic shared memory size, on the current device; raises the kernel's shared memory
+// limit when needed. Queried once per (kernel, bytes, device): the queries cost more host time
+// than a small resize. `threads`: the kernel's block size.
 cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks, int threads = kThreads) {
   static std::mutex mutex;
   static std::map<std::tuple<const void*, size_t, int>, int64_t> cache;
@@ -102,11 +74,12 @@ cudaError_t resident_blocks(const void* kernel, size_t smem, int64_t* blocks, in
       return e;
     raised = smem;
   }
-  int sms = 0, per_sm = 0;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  DeviceProps dev;
+  if (cudaError_t e = device_props(device, &dev); e != cudaSuccess) return e;
+  int per_sm = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem); e != cudaSuccess)
     return e;
-  *blocks = cache[key] = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
+  *blocks = cache[key] = static_cast<int64_t>(std::max(per_sm, 1)) * dev.sm_count;
   return cudaSuccess;
 }
 
@@ -427,8 +400,8 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
   // Largest tiles first (kStagedTileShapes: longer stores, less halo, longer runs of rows per
   // pass-2 thread); the first whose shared memory fits `budget`, else the smallest (8 rows)
   // that fits a block at all.
-  SmemLimits limits;
-  if (cudaError_t e = smem_limits(&limits); e != cudaSuccess) return e;
+  DeviceProps dev;
+  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
   auto pick = [&](int64_t budget, Tile* out) {
     for (int pass = 0; pass < 2; ++pass) {
       for (const TileShape& shape : kStagedTileShapes) {
@@ -440,22 +413,21 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
         t.cols = (static_cast<int64_t>(std::ceil((t.tw - 1) * span_x)) + g.tx + 2 + (kAlign - 1) + (kAlign - 1)) /
                  kAlign * kAlign;
         t.smem = staged_smem<T, Acc>(w_first, t.tw, t.th, g.ty, g.tx, t.rows, t.cols);
-        if (static_cast<int64_t>(t.smem) > (pass == 0 ? budget : limits.per_block - kStaticSmem)) continue;
+        if (static_cast<int64_t>(t.smem) > (pass == 0 ? budget : dev.smem_optin_per_block - kStaticSmem)) continue;
         *out = t;
         return true;
       }
     }
     return false;
   };
-  // The budget leaves room for the blocks per SM the kernel's registers are sized for
-  // (staged_min_blocks): larger downscaling tiles at two blocks, smaller upscaling tiles at
-  // three where blocks loop over many planes, and where one plane's tiles fill the resident
-  // blocks (large images, few planes) the larger ones when large_upscaling_tiles says so
-  // (resize_tuning.h; docs/perf/resize-notes.md, "Staged tiles" / "Tile budgets (kept)").
-  const int64_t blocks = w_first ? staged_min_blocks<true, Acc>() : staged_min_blocks<false, Acc>();
-  const auto budget = [&](int64_t per_sm, int64_t cap_kb) {
-    return staged_tile_budget(limits.per_sm, limits.reserved_per_block, per_sm, cap_kb);
-  };
+  // The budgets (staged_budgets, resize_tuning.h) leave room for the blocks per SM the
+  // kernel's registers are sized for (staged_min_blocks): larger downscaling tiles at two
+  // blocks, smaller upscaling tiles at three where blocks loop over many planes, and where one
+  // plane's tiles fill the resident blocks (large images, few planes) the larger ones when
+  // large_upscaling_tiles says so (docs/perf/resize-notes.md, "Staged tiles" / "Tile budgets
+  // (kept)").
+  const StagedBudgets budgets = staged_budgets(
+      dev, w_first, w_first ? staged_min_blocks<true, Acc>() : staged_min_blocks<false, Acc>(), kStaticSmem);
   // Tiles per plane, and the blocks of their kernel resident at once.
   const auto tiles = [&](const Tile& t) { return (W + t.tw - 1) / t.tw * ((H + t.th - 1) / t.th); };
   const auto resident = [&](const Tile& t, int64_t* out) {
@@ -464,12 +436,12 @@ cudaError_t launch_gather(const Gather<T, Acc>& g, const TableSource& src, int64
     return resident_blocks(reinterpret_cast<const void*>(kernel), t.smem, out);
   };
   Tile t, large;
-  if (!pick(budget(blocks, w_first ? kUpscalingTileCapKb : kTwoBlockTileCapKb), &t)) return elementwise();
-  if (w_first && blocks > 2 && pick(budget(2, kTwoBlockTileCapKb), &large) && large.smem > t.smem) {
+  if (!pick(budgets.tile, &t)) return elementwise();
+  if (budgets.large > 0 && pick(budgets.large, &large) && large.smem > t.smem) {
     int64_t r_small = 0, r_large = 0;
     if (cudaError_t e = resident(t, &r_small); e != cudaSuccess) return e;
     if (cudaError_t e = resident(large, &r_large); e != cudaSuccess) return e;
-    if (large_upscaling_tiles(tiles(t), r_small, tiles(large), r_large, N * C)) t = large;
+    if (large_upscaling_tiles(tiles(t), r_small, tiles(large), r_large, N * C, dev)) t = large;
   }
   const int32_t r = static_cast<int32_t>(t.rows), c = static_cast<int32_t>(t.cols);
   if constexpr (!(TY == 1 && TX == 1))

@@ -1,13 +1,17 @@
 // The tuning of the resize kernels in one place: block shapes, register and shared-memory
 // budgets and the host rules fitted to the NVIDIA H200, each written in terms of the device
 // property it stands for; the measurement behind each is in docs/perf/resize-notes.md
-// (section named per item). Host and device constexprs, included by resize.cuh.
+// (section named per item). Host and device constexprs, included by resize.cuh. The host
+// rules are pure functions of a DeviceProps (../device_props.h): on the fitted device
+// (fitted_device) they give the measured values, on any other a conservative rule stated at
+// each. They only choose among kernels that compute the same results.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 #include "../../common/twinops_common.h"
+#include "../device_props.h"
 
 namespace twinops {
 namespace resize {
@@ -15,10 +19,11 @@ namespace resize {
 // Threads per block of the resize kernels (8 warps), but for HalvingBlock's wide block.
 constexpr int kThreads = 256;
 
-// 32-bit registers per SM: 65536 on every GPU since sm_50, the H200 included.
-constexpr int kRegistersPerSm = 65536;
-// Blocks of `threads` threads resident per SM when each thread holds `registers` registers:
-// the minimum blocks per SM that __launch_bounds__ sizes a kernel's registers for.
+// Blocks of `threads` threads resident per SM when each thread holds `registers` registers
+// (kRegistersPerSm, the same on every architecture): the minimum blocks per SM that
+// __launch_bounds__ sizes a kernel's registers for. Every minimum below (at most 3 x 256 or
+// 3 x 128 threads) fits the 1024 threads of the smallest SM since sm_50, so none needs
+// arch_min_blocks.
 TWIN_HD constexpr int blocks_at_registers(int threads, int registers) {
   return kRegistersPerSm / (threads * registers);
 }
@@ -65,12 +70,47 @@ constexpr int staged_register_blocks() {
 // (notes: "Staged tiles" / "Tile budgets (kept)").
 constexpr int64_t kUpscalingTileCapKb = 72;
 constexpr int64_t kTwoBlockTileCapKb = 112;
-// A tile's shared-memory budget: its share of the SM's at `blocks` per SM (less the
-// runtime's reserve per block), at most `cap_kb`.
-TWIN_HD constexpr int64_t staged_tile_budget(int64_t smem_per_sm, int64_t reserved_per_block, int64_t blocks,
-                                             int64_t cap_kb) {
-  const int64_t share = smem_per_sm / blocks - reserved_per_block, cap = cap_kb * 1024;
-  return share < cap ? share : cap;
+
+// The caps on `d`, bytes: the same share of its shared memory per SM as the fitted caps are of
+// the fitted device's (72 / 228 and 112 / 228), never above the fitted caps (larger tiles
+// were slower where measured). On a device with 228 KB per SM, the fitted device included,
+// they are kUpscalingTileCapKb and kTwoBlockTileCapKb; with less, the tiles shrink with it
+// and the blocks per SM the registers are sized for still fit.
+struct TileCaps {
+  int64_t upscaling, two_block;
+};
+inline TileCaps staged_tile_caps(const DeviceProps& d) {
+  const auto cap = [&](int64_t fitted_kb) {
+    const int64_t share = d.smem_per_sm * fitted_kb * 1024 / kFittedDevice.smem_per_sm;
+    return share < fitted_kb * 1024 ? share : fitted_kb * 1024;
+  };
+  return TileCaps{cap(kUpscalingTileCapKb), cap(kTwoBlockTileCapKb)};
+}
+
+// A tile's shared-memory budget, bytes: its share of the SM's at `blocks` per SM (less the
+// runtime's reserve per block), at most `cap` and at most what one block may opt in to with
+// `static_bytes` of static shared memory; 0 where nothing is left.
+inline int64_t staged_tile_budget(const DeviceProps& d, int64_t blocks, int64_t cap, int64_t static_bytes) {
+  int64_t b = d.smem_per_sm / blocks - d.smem_reserved_per_block;
+  b = b < cap ? b : cap;
+  b = b < d.smem_optin_per_block - static_bytes ? b : d.smem_optin_per_block - static_bytes;
+  return b > 0 ? b : 0;
+}
+
+// The budgets launch_gather picks staged tiles by: `tile` for the tiles at the blocks per SM
+// the kernel's registers are sized for (`min_blocks`, staged_min_blocks; fewer where `d` holds
+// fewer: register_blocks), capped by staged_tile_caps (upscaling tiles: the upscaling cap at
+// any blocks per SM); `large`, the upscaling tiles' two-block alternative, only where
+// large_upscaling_tiles can take it (three blocks per SM, on the fitted device), else 0.
+struct StagedBudgets {
+  int64_t blocks, tile, large;
+};
+inline StagedBudgets staged_budgets(const DeviceProps& d, bool w_first, int min_blocks, int64_t static_bytes) {
+  const TileCaps caps = staged_tile_caps(d);
+  StagedBudgets b{register_blocks(d, kThreads, min_blocks), 0, 0};
+  b.tile = staged_tile_budget(d, b.blocks, w_first ? caps.upscaling : caps.two_block, static_bytes);
+  if (w_first && b.blocks > 2 && fitted_device(d)) b.large = staged_tile_budget(d, 2, caps.two_block, static_bytes);
+  return b;
 }
 
 // A start (its tables, its first windows' copies and W pass) and a plane of a staged
@@ -81,11 +121,11 @@ constexpr double kSmallTileStartUs = 4.2, kSmallTilePlaneUs = 2.3;
 constexpr double kLargeTileStartUs = 2.5, kLargeTilePlaneUs = 3.2;
 
 // Whether the upscaling staged tiles (launch_gather) take the larger tiles of the two-block
-// budget over the three-block budget's: `small` and `large` tiles per plane,
-// `resident_small` and `resident_large` blocks resident at once, `planes` planes. Only where
-// one plane's small tiles fill the resident blocks (with fewer, every block fits one wave;
-// where blocks got plane slots, the small tiles were faster). Each block then resamples its
-// tile in every plane, and the blocks run in ceil(tiles / resident) waves, each taking a
+// budget over the three-block budget's, on the fitted device: `small` and `large` tiles per
+// plane, `resident_small` and `resident_large` blocks resident at once, `planes` planes. Only
+// where one plane's small tiles fill the resident blocks (with fewer, every block fits one
+// wave; where blocks got plane slots, the small tiles were faster). Each block then resamples
+// its tile in every plane, and the blocks run in ceil(tiles / resident) waves, each taking a
 // block's start and its planes, at the fitted times above; the large tiles are taken where
 // that estimate is lower.
 inline bool large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t large, int64_t resident_large,
@@ -96,6 +136,13 @@ inline bool large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t
   const double p = static_cast<double>(planes);
   return waves_large * (kLargeTileStartUs + kLargeTilePlaneUs * p) <
          waves_small * (kSmallTileStartUs + kSmallTilePlaneUs * p);
+}
+// The same on `d`: the estimate above on the fitted device; elsewhere never, since its times
+// hold only there and the small tiles are the measured default (never slower where blocks got
+// plane slots).
+inline bool large_upscaling_tiles(int64_t small, int64_t resident_small, int64_t large, int64_t resident_large,
+                                  int64_t planes, const DeviceProps& d) {
+  return fitted_device(d) && large_upscaling_tiles(small, resident_small, large, resident_large, planes);
 }
 
 // ---- Row kernels (resize_rows.cuh).
@@ -142,7 +189,10 @@ TWIN_HD constexpr int doubling_ahead(int nw) { return nw == 3 ? 2 : 1; }
 constexpr int kHalvingRowsMax = 16, kDoublingRowsMax = 64;
 constexpr double kRingPrologueRow = 0.4;
 
-// The grid of a ring kernel (launch_ring): R rows per warp (2..r_max) and gz plane slots,
+// The grid of a ring kernel (launch_ring), on every device: it reads the device only through
+// `resident` (the kernel's resident blocks per SM, from the occupancy query, times
+// DeviceProps::sm_count), and its one fitted number, kRingPrologueRow, is a count of rows'
+// work rather than a time. R rows per warp (2..r_max) and gz plane slots,
 // for `rows` rows in blocks of `warps` warps, gx blocks across W, `planes` planes and
 // `resident` blocks resident at once. One wave of blocks (gx gy gz <= resident) with the
 // fewest estimated row times: the planes a block loops over times its rows (R, plus
