@@ -68,7 +68,7 @@ class TensorArg:
         optional: may be omitted.
         differentiable: gradients flow to it (gradcheck perturbs it).
         dynamic: dims that may change between runs of one exported graph (dynamic axes).
-        factory: its values (lazy name of ``fn(ctx) -> Tensor``, ``ctx`` a
+        factory: its values (``fn(ctx) -> Tensor`` or its lazy name, ``ctx`` a
             :class:`twinops.testing.inputs.InputContext`): valid boxes, indices in range, level
             shapes that match another input. None: :func:`twinops.testing.inputs.default_factory`
             (seeded normal data for a floating input, small non-negative ints for an integer one).

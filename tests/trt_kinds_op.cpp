@@ -54,7 +54,8 @@ class KindsCore final : public OpCore {
   std::unique_ptr<OpCore> clone() const override { return std::make_unique<KindsCore>(*this); }
   int32_t nb_outputs() const override { return 2; }
   static std::string input_count_error(int32_t nb_in) {
-    return nb_in == 2 || nb_in == 3 ? "" : "expects 2 or 3 inputs (data, index[, weight]), got " + std::to_string(nb_in);
+    return nb_in == 2 || nb_in == 3 ? ""
+                                    : "expects 2 or 3 inputs (data, index[, weight]), got " + std::to_string(nb_in);
   }
   std::string output_types(const nvinfer1::DataType* in, int32_t nb_in, nvinfer1::DataType* out) const override {
     if (std::string e = input_count_error(nb_in); !e.empty()) return e;

@@ -64,11 +64,11 @@ cudaError_t launch(const void* data, const void* index, const void* weight, floa
 cudaError_t kinds_gather(bool half, bool int64_index, bool int64_counts, const void* data, const void* index,
                          const void* weight, float scale, void* rows, void* counts, int64_t n, int64_t m, int64_t c,
                          cudaStream_t stream) {
-  if (half)
-    return int64_index ? launch<__half, int64_t>(data, index, weight, scale, rows, counts, int64_counts, n, m, c, stream)
-                       : launch<__half, int32_t>(data, index, weight, scale, rows, counts, int64_counts, n, m, c, stream);
-  return int64_index ? launch<float, int64_t>(data, index, weight, scale, rows, counts, int64_counts, n, m, c, stream)
-                     : launch<float, int32_t>(data, index, weight, scale, rows, counts, int64_counts, n, m, c, stream);
+  auto run = [&](auto t, auto i) {
+    return launch<decltype(t), decltype(i)>(data, index, weight, scale, rows, counts, int64_counts, n, m, c, stream);
+  };
+  if (half) return int64_index ? run(__half(), int64_t()) : run(__half(), int32_t());
+  return int64_index ? run(float(), int64_t()) : run(float(), int32_t());
 }
 
 }  // namespace twinops_test

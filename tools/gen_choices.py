@@ -98,7 +98,8 @@ def render(op: str) -> str:
     for name, (kind, entries, nodes) in _tables(op).items():
         lines.append(f"// {', '.join(nodes)}: {name}")
         if kind == "str":
-            head, items = f"constexpr ::twinops::attr::Choice {name}[] = {{", [f'{{"{c}", {int(v)}}}' for c, v in entries]
+            head = f"constexpr ::twinops::attr::Choice {name}[] = {{"
+            items = [f'{{"{c}", {int(v)}}}' for c, v in entries]
         else:
             head, items = f"constexpr int64_t {name}[] = {{", [str(int(c)) for c, _ in entries]
         lines += _wrapped(head, items, "};")

@@ -40,7 +40,8 @@ OUTPUT = TensorArg("output", ranks=(4, 5), layout="N, C, [D_out,] H_out, W_out",
 
 # The node's attributes, in twinops::grid_sample's argument order (TWIN_GRID_SAMPLE_ATTRS).
 GRID_SAMPLE_ATTRS = (
-    Attr("mode", "str", "linear", choices=NODE_MODES, codes=NODE_MODE_CODES, doc="linear, nearest or cubic (4-D only); bilinear/bicubic too"),
+    Attr("mode", "str", "linear", choices=NODE_MODES, codes=NODE_MODE_CODES,
+         doc="linear, nearest or cubic (4-D only); bilinear/bicubic too"),
     Attr("padding_mode", "str", "zeros", choices=PADDING_MODES),
     Attr("align_corners", "int", 0, choices=(0, 1), doc="1: -1 and 1 are the centres of the corner elements"),
 )
