@@ -28,8 +28,8 @@
 #include <limits>
 
 #include "../device_props.h"
-#include "../dtype_convert.cuh"
 #include "grid_sample.cuh"
+#include "grid_sample_device.cuh"
 #include "grid_sample_tuning.h"
 
 namespace twinops {
@@ -38,48 +38,6 @@ namespace grid_sample {
 // Named, not anonymous: with the device runtime (-ewp) an anonymous namespace's kernels get
 // unreadable names in profiles.
 namespace kernels {
-
-// Element loads into the opmath type and stores from it (../dtype_convert.cuh).
-template <typename T>
-__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
-  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
-}
-
-template <typename T, typename Acc>
-__device__ __forceinline__ T store_as(Acc v) {
-  return DtypeConvert<T>::template store<Acc>(v);
-}
-
-template <typename Acc>
-__device__ __forceinline__ Acc nan_of() {
-  return std::numeric_limits<Acc>::quiet_NaN();
-}
-
-// Output point q of a batch -> (od, oh, ow).
-__device__ __forceinline__ void split_point(const Params& p, int64_t q, int64_t* od, int64_t* oh, int64_t* ow) {
-  if (q < INT32_MAX && p.out[2] < INT32_MAX && p.out[1] < INT32_MAX) {  // 32-bit division is far cheaper
-    const auto q32 = static_cast<uint32_t>(q), w = static_cast<uint32_t>(p.out[2]),
-               h = static_cast<uint32_t>(p.out[1]);
-    const uint32_t r = q32 / w;
-    *ow = q32 - r * w;
-    *oh = r % h;
-    *od = r / h;
-    return;
-  }
-  *ow = q % p.out[2];
-  *oh = (q / p.out[2]) % p.out[1];
-  *od = q / (p.out[2] * p.out[1]);
-}
-
-template <int DIMS, typename T, typename Acc>
-__device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__ grid, int64_t n, int64_t od,
-                                          int64_t oh, int64_t ow, Acc* gx, Acc* gy, Acc* gz) {
-  const int64_t* s = p.grid_stride;
-  const T* g = grid + n * s[0] + od * s[1] + oh * s[2] + ow * s[3];
-  *gx = load(g);
-  *gy = load(g + s[4]);
-  *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
-}
 
 // ---------------------------------------------------------------------------------------
 // forward
@@ -269,8 +227,6 @@ inline int taps_of(const Params& p) {
   return p.dims == 3 ? t * axis_taps(p.mode) : t;
 }
 
-TWIN_HD int64_t elements_per_batch(const Params& p) { return p.in[0] * p.in[1] * p.in[2]; }
-
 int bits_for(int64_t v) {  // bits holding 0 .. v
   int b = 1;
   while (b < 32 && (int64_t(1) << b) <= v) ++b;
@@ -316,16 +272,6 @@ Chunking chunking(const Params& p) {
   c.max_elems = c.batches * E;
   return c;
 }
-
-// Hands out the byte offsets of consecutive workspace arrays, each start 256-byte aligned.
-struct WorkspaceOffsets {
-  size_t end = 0;  // bytes handed out so far, rounded up to the alignment
-  size_t take(size_t bytes) {
-    const size_t at = end;
-    end = (end + bytes + 255) & ~static_cast<size_t>(255);
-    return at;
-  }
-};
 
 // Byte offsets of the backward's workspace arrays.
 struct Layout {
@@ -489,8 +435,6 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
   }
 }
 
-unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
-
 template <Mode M, int DIMS, typename T>
 cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* ginput, void* workspace,
                               cudaStream_t stream) {
@@ -647,7 +591,8 @@ using namespace kernels;
 
 size_t backward_workspace_bytes(const Params& p) {
   if (p.n == 0 || p.c == 0) return 0;
-  return layout(p).bytes;
+  const size_t sorted = layout(p).bytes;
+  return fixed_scatter_enabled() ? std::max(sorted, fixed_workspace_bytes(p)) : sorted;
 }
 
 template <typename T>
@@ -659,6 +604,13 @@ template <typename T>
 cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input, const T* grid, T* grad_input,
                           T* grad_grid, void* workspace, cudaStream_t stream) {
   cudaError_t status = cudaSuccess;
+  if constexpr (!std::is_same_v<T, double>) {  // float64 keeps the sorted gather: the bound's precision is float's
+    if (grad_input != nullptr && p.n > 0 && p.c > 0 && fixed_scatter_enabled()) {
+      if ((status = grad_input_fixed<T>(p, grad_output, grid, grad_input, workspace, stream)) != cudaSuccess)
+        return status;
+      grad_input = nullptr;  // done
+    }
+  }
   const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;
     constexpr int D = decltype(d)::value;

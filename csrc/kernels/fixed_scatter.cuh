@@ -1,0 +1,121 @@
+// Deterministic scatter-add in fixed point, for gradients that many threads add into one tensor
+// (the backward of an op that samples its input at data-dependent points).
+//
+// Each contribution v to an element is rounded once to a multiple of 2^-frac (round half to
+// even) and added to the element's 64-bit integer accumulator with an atomic add. Integer
+// addition is associative, so the sum, and the value converted from it at the end, are bitwise
+// the same whatever the order of the atomics: run to run, launch configuration to launch
+// configuration, and against the host emulation below (fixed_round / fixed_value).
+//
+// The scale. A plane (the elements one bound covers) takes frac = 62 - ceil(log2(bound)), with
+// `bound` >= the sum of |v| any element of the plane can receive (callers use max |v| over the
+// plane's finite contributions times the most contributions one element can get). Then no
+// accumulator passes 2^62 + (contributions) / 2 < 2^63: no overflow. An element that receives m
+// contributions is off the exact sum of its contributions by at most m * 2^-(frac + 1) <= m *
+// bound * 2^-62, before the one rounding to the output type. Next to float32 (2^-24 relative),
+// that is below one rounding for every element whose magnitude is above m * bound * 2^-38; only
+// elements smaller than that, in a plane whose bound is at least 2^38 times larger, keep less
+// than float32's relative precision (they keep their absolute error bound).
+//
+// Non-finite contributions (a NaN or infinite gradient) do not touch the accumulator: they set
+// the element's flags (+Inf seen, -Inf seen, NaN seen), and the element's value is then NaN
+// where NaN or both infinities came, else the infinity that came: what a float sum gives in any
+// order. Flags take 4 bits per element, 8 elements per 32-bit word.
+#pragma once
+
+#include <cstdint>
+
+#include <cmath>
+
+#include "../common/twinops_common.h"
+
+namespace twinops {
+namespace fixed_scatter {
+
+// The flags of one element.
+constexpr uint32_t kPosInf = 1, kNegInf = 2, kNaN = 4;
+// Elements per flag word and the bits of each.
+constexpr int kFlagsPerWord = 8, kFlagBits = 4;
+
+// Flag words for `elements` elements.
+TWIN_HD constexpr int64_t flag_words(int64_t elements) { return (elements + kFlagsPerWord - 1) / kFlagsPerWord; }
+
+// A plane's fractional bits for a bound (>= 0, finite) on the sum of |v| any of its elements
+// receives: 62 - ceil(log2(bound)), at most 1074 - 64 so that 2^frac stays a finite double, and
+// the largest value for a bound of 0 (a plane that receives only zeros).
+TWIN_HD int frac_bits(double bound) {
+  constexpr int kMax = 1000;
+  if (!(bound > 0.0)) return kMax;
+  int e = 0;
+  const double m = ::frexp(bound, &e);  // bound = m * 2^e with m in [0.5, 1)
+  const int ceil_log2 = m == 0.5 ? e - 1 : e;
+  const int frac = 62 - ceil_log2;
+  return frac < kMax ? frac : kMax;
+}
+
+// v (finite, |v| <= bound) as a multiple of 2^-frac, the integer the accumulator adds: v * 2^frac
+// is exact in double for a float v (and for a double v whose scaled value is below 2^62 with at
+// most 53 significant bits), rounded half to even.
+TWIN_HD int64_t fixed_round(double v, int frac) {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_rn(::ldexp(v, frac));
+#else
+  return std::llrint(::ldexp(v, frac));  // the default rounding mode: to nearest, ties to even
+#endif
+}
+
+// The value of an element from its accumulator and its flags.
+TWIN_HD double fixed_value(int64_t acc, uint32_t flags, int frac) {
+  if (flags & kNaN || (flags & kPosInf && flags & kNegInf)) return NAN;
+  if (flags & kPosInf) return INFINITY;
+  if (flags & kNegInf) return -INFINITY;
+  return ::ldexp(static_cast<double>(acc), -frac);
+}
+
+// The flag of a non-finite v (0 for a finite one).
+TWIN_HD uint32_t flag_of(double v) {
+  if (v != v) return kNaN;
+  if (v == INFINITY) return kPosInf;
+  if (v == -INFINITY) return kNegInf;
+  return 0;
+}
+
+// One element's flags from its word.
+TWIN_HD uint32_t element_flags(const uint32_t* flags, int64_t i) {
+  return (flags[i / kFlagsPerWord] >> (kFlagBits * (i % kFlagsPerWord))) & 0xFu;
+}
+
+#if defined(__CUDACC__)
+// Adds v to element i: acc (one int64 per element, zeroed before the first add) and flags
+// (flag_words(elements) words, zeroed).
+__device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, int64_t i, double v, int frac) {
+  if (const uint32_t f = flag_of(v)) {
+    atomicOr(flags + i / kFlagsPerWord, f << (kFlagBits * (i % kFlagsPerWord)));
+    return;
+  }
+  const int64_t q = fixed_round(v, frac);
+  if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
+}
+
+// Raises *bits to the float bits of |v| for a finite v: the plane's max |v| (non-negative floats
+// order as their bit patterns, so the integer max is the float max, in any order).
+__device__ __forceinline__ void note_max(uint32_t* bits, float v) {
+  const float a = fabsf(v);
+  if (a <= 3.402823466e38f && a > 0.0f) atomicMax(bits, __float_as_uint(a));
+}
+#endif
+
+// The float a plane's note_max bits stand for (0 where none was noted).
+TWIN_HD float max_of_bits(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  static_assert(sizeof(f) == sizeof(bits), "float is 32-bit");
+  __builtin_memcpy(&f, &bits, sizeof(f));
+  return f;
+#endif
+}
+
+}  // namespace fixed_scatter
+}  // namespace twinops
