@@ -97,6 +97,18 @@ __device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, in
   if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
 }
 
+// The same for a float v, in single precision: v * 2^frac is exact in float too (a power-of-two
+// scaling that stays below 2^63, or falls below 2^-126 only where the integer is 0 anyway), so
+// the integer, and the sum, are the double path's.
+__device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, int64_t i, float v, int frac) {
+  if (!isfinite(v)) {
+    atomicOr(flags + i / kFlagsPerWord, flag_of(v) << (kFlagBits * (i % kFlagsPerWord)));
+    return;
+  }
+  const long long q = __float2ll_rn(ldexpf(v, frac));
+  if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));
+}
+
 // Raises *bits to the float bits of |v| for a finite v: the plane's max |v| (non-negative floats
 // order as their bit patterns, so the integer max is the float max, in any order).
 __device__ __forceinline__ void note_max(uint32_t* bits, float v) {

@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const Params p, const
     const Acc g = load(go + c * os[1]);
 #pragma unroll
     for (int t = 0; t < PT::T; ++t)
-      if (ok[t]) fs::add(acc, flags, plane * E + e[t], static_cast<double>(g * w[t]), frac);
+      if (ok[t]) fs::add(acc, flags, plane * E + e[t], g * w[t], frac);
   }
 }
 
