@@ -72,8 +72,9 @@ class TensorArg:
             :class:`twinops.testing.inputs.InputContext`): valid boxes, indices in range, level
             shapes that match another input. None: :func:`twinops.testing.inputs.default_factory`
             (seeded normal data for a floating input, small non-negative ints for an integer one).
-            ``twinops check`` / ``regress``, the conformance tests and the bench make every input
-            through it (:func:`twinops.testing.inputs.make_inputs`).
+            ``twinops check`` / ``regress`` and the conformance tests make every input through it
+            (:func:`twinops.testing.inputs.make_inputs`); a bench case may
+            (``twinops.bench.harness.declared_inputs``).
         doc: one line for docs and ``python -m twinops ops``.
     """
 

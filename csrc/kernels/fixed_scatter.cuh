@@ -41,8 +41,8 @@ constexpr int kFlagsPerWord = 8, kFlagBits = 4;
 TWIN_HD constexpr int64_t flag_words(int64_t elements) { return (elements + kFlagsPerWord - 1) / kFlagsPerWord; }
 
 // A plane's fractional bits for a bound (>= 0, finite) on the sum of |v| any of its elements
-// receives: 62 - ceil(log2(bound)), at most 1074 - 64 so that 2^frac stays a finite double, and
-// the largest value for a bound of 0 (a plane that receives only zeros).
+// receives: 62 - ceil(log2(bound)), at most 1000 (2^frac stays a finite double), which is also
+// the value for a bound of 0 (a plane that receives only zeros).
 TWIN_HD int frac_bits(double bound) {
   constexpr int kMax = 1000;
   if (!(bound > 0.0)) return kMax;
@@ -86,38 +86,24 @@ TWIN_HD uint32_t element_flags(const uint32_t* flags, int64_t i) {
 }
 
 #if defined(__CUDACC__)
-// Adds v to element i: acc (one int64 per element, zeroed before the first add) and flags
-// (flag_words(elements) words, zeroed).
-__device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, int64_t i, double v, int frac) {
-  if (const uint32_t f = flag_of(v)) {
-    atomicOr(flags + i / kFlagsPerWord, f << (kFlagBits * (i % kFlagsPerWord)));
-    return;
-  }
-  const int64_t q = fixed_round(v, frac);
-  if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
-}
-
-// The same for a float v, in single precision: v * 2^frac is exact in float too (a power-of-two
-// scaling that stays below 2^63, or falls below 2^-126 only where the integer is 0 anyway), so
-// the integer, and the sum, are the double path's.
+// Adds the float v to element i: acc (one int64 per element, zeroed before the first add) and
+// flags (flag_words(elements) words, zeroed). The scaling and rounding are single precision:
+// v * 2^frac is exact in float too (a power-of-two scaling that stays below 2^63, or falls below
+// 2^-126 only where the integer is 0 anyway), so the integer is fixed_round's, the host
+// emulation's.
 __device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, int64_t i, float v, int frac) {
   if (!isfinite(v)) {
     atomicOr(flags + i / kFlagsPerWord, flag_of(v) << (kFlagBits * (i % kFlagsPerWord)));
     return;
   }
   const long long q = __float2ll_rn(ldexpf(v, frac));
-  if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));
-}
-
-// Raises *bits to the float bits of |v| for a finite v: the plane's max |v| (non-negative floats
-// order as their bit patterns, so the integer max is the float max, in any order).
-__device__ __forceinline__ void note_max(uint32_t* bits, float v) {
-  const float a = fabsf(v);
-  if (a <= 3.402823466e38f && a > 0.0f) atomicMax(bits, __float_as_uint(a));
+  if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
 }
 #endif
 
-// The float a plane's note_max bits stand for (0 where none was noted).
+// A plane's max |v| kept as float bits raised with an integer atomicMax (non-negative floats
+// order as their bit patterns, so the integer max is the float max, in any order): the float
+// they stand for (0 where nothing was noted).
 TWIN_HD float max_of_bits(uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(bits);

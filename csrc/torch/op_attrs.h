@@ -118,9 +118,15 @@ TorchAttrs<Attrs> torch_attrs(const Args&... args) {
   return r;
 }
 
-// Owning copies of the kernel's arguments, and back to the argument types (autograd).
+// Owning copies of the kernel's arguments (and of an attribute struct's members), and back to
+// the argument types (autograd).
 inline std::string own(c10::string_view v) { return std::string(v); }
+inline std::string own(const std::string& v) { return v; }
 inline std::vector<double> own(c10::ArrayRef<double> v) { return v.vec(); }
+template <size_t N>
+std::vector<double> own(const std::array<double, N>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
 inline int64_t own(int64_t v) { return v; }
 inline double own(double v) { return v; }
 inline c10::string_view view(const std::string& v) { return v; }
@@ -129,20 +135,11 @@ inline int64_t view(int64_t v) { return v; }
 inline double view(double v) { return v; }
 
 // The owned tuple of an attribute struct (an op that calls another with attributes it sets).
-namespace detail {
-inline std::string owned_value(const std::string& v) { return v; }
-inline int64_t owned_value(int64_t v) { return v; }
-inline double owned_value(double v) { return v; }
-template <size_t N>
-std::vector<double> owned_value(const std::array<double, N>& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
-}  // namespace detail
 template <class Attrs, class Tuple>
 Tuple owned_tuple(const Attrs& a) {
   Tuple t;
   a.for_each([&](auto, const char*, const char*, const auto& member, auto index) {
-    std::get<decltype(index)::value>(t) = detail::owned_value(member);
+    std::get<decltype(index)::value>(t) = own(member);
   });
   return t;
 }

@@ -29,7 +29,7 @@ namespace fs = ::twinops::fixed_scatter;
 namespace kernels {
 
 // Byte offsets of the fixed-point workspace: accumulators and flags of every input element of
-// every plane, and each plane's max |grad_output| (fs::note_max bits).
+// every plane, and each plane's max |grad_output| (as float bits, fs::max_of_bits).
 struct FixedLayout {
   size_t acc, flags, planes, bytes;
 };

@@ -30,6 +30,15 @@ std::string make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w
   return "";
 }
 
+ResizeAttrs interpolate_bicubic_attrs(bool align_corners) {
+  ResizeAttrs a;
+  a.mode = "cubic";
+  a.coordinate_transformation_mode = align_corners ? "align_corners" : "half_pixel";
+  a.cubic_coeff_a = -0.75;
+  a.pytorch = 1;
+  return a;
+}
+
 bool exact_ratio(double scale, Ratio* out) {
   if (!(scale > 0.0) || !std::isfinite(scale)) return false;
   int exp = 0;

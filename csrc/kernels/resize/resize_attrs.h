@@ -59,6 +59,11 @@ struct ResizeAttrs {
   TWIN_ATTR_STRUCT(TWIN_RESIZE_ATTRS)
 };
 
+// The attributes of F.interpolate(mode="bicubic", align_corners=...) as twinops.interpolate
+// maps it (Keys A = -0.75, F.interpolate's arithmetic): what MMDeploy's bicubic nodes and
+// twinops::dynamic_resize compute.
+ResizeAttrs interpolate_bicubic_attrs(bool align_corners);
+
 // Validated Params for one input/output spatial size. Returns "" on success, else a message
 // naming the offending attribute or size (without any "twinops..." prefix).
 std::string make_params(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const ResizeAttrs& a,

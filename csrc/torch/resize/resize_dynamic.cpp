@@ -27,12 +27,7 @@ const std::string kResizePrefix = "torch.ops.twinops.resize: ";
 
 // F.interpolate(mode="bicubic", align_corners=...) as twinops.interpolate maps it.
 OwnedAttrs dynamic_attrs(int64_t align_corners) {
-  resize::ResizeAttrs a;
-  a.mode = "cubic";
-  a.coordinate_transformation_mode = align_corners ? "align_corners" : "half_pixel";
-  a.cubic_coeff_a = -0.75;
-  a.pytorch = 1;
-  return owned_tuple<resize::ResizeAttrs, OwnedAttrs>(a);
+  return owned_tuple<resize::ResizeAttrs, OwnedAttrs>(resize::interpolate_bicubic_attrs(align_corners != 0));
 }
 
 // Messages of twinops::resize name this op instead.

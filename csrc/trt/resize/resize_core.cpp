@@ -64,11 +64,7 @@ std::string mmdeploy_spec(Kind kind, int64_t align_corners, ResizeSpec* s) {
     return std::string(kind_name(kind)) + ": field 'align_corners' must be 0 or 1, got " + std::to_string(align_corners);
   s->kind = kind;
   s->align_corners = align_corners;
-  resize::ResizeAttrs& a = s->attrs;
-  a.mode = "cubic";
-  a.coordinate_transformation_mode = align_corners ? "align_corners" : "half_pixel";
-  a.cubic_coeff_a = -0.75;
-  a.pytorch = 1;
+  s->attrs = resize::interpolate_bicubic_attrs(align_corners != 0);
   return "";
 }
 
