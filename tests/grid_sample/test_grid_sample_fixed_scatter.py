@@ -1,9 +1,9 @@
-"""grad_input by the fixed-point scatter (csrc/kernels/grid_sample/grid_sample_fixed.cu, over
-csrc/kernels/fixed_scatter.cuh), selected with TWINOPS_GRID_SAMPLE_SCATTER=fixed: the float64
-reference's gradients within the op's tolerances for every mode and padding, bitwise the same
-run to run, NaN and Inf where the reference puts them, adversarial dynamic ranges within the
-documented bound, and float64 left on the sorted gather. CUDA only (the CPU kernels have one
-path)."""
+"""The fused fixed-point backward (csrc/kernels/grid_sample/grid_sample_fixed.cu, over
+csrc/kernels/fixed_scatter.cuh), forced with TWINOPS_GRID_SAMPLE_SCATTER=fixed (and the sorted
+gather with =sort): grad_input within the op's tolerances of the float64 reference for every mode
+and padding, bitwise the same run to run, NaN and Inf where the reference puts them, adversarial
+dynamic ranges within the documented bound; grad_grid bitwise the sorted path's; float64 left
+on the sorted gather; the default choosing per case. CUDA only (the CPU kernels have one path)."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -23,14 +23,25 @@ def _id(kw):
     return "-".join(str(v) for v in kw.values())
 
 
-def _grad_input(x, g, go, fixed, monkeypatch, **kw):
-    if fixed:
-        monkeypatch.setenv("TWINOPS_GRID_SAMPLE_SCATTER", "fixed")
-    else:
+def _scatter(monkeypatch, fixed):
+    """Forces a design (True: fixed point, False: sorted gather, None: the default rule)."""
+    if fixed is None:
         monkeypatch.delenv("TWINOPS_GRID_SAMPLE_SCATTER", raising=False)
+    else:
+        monkeypatch.setenv("TWINOPS_GRID_SAMPLE_SCATTER", "fixed" if fixed else "sort")
+
+
+def _grad_input(x, g, go, fixed, monkeypatch, **kw):
+    _scatter(monkeypatch, fixed)
     x = x.detach().requires_grad_()
     gi, = torch.autograd.grad(twinops.grid_sample(x, g, **kw), x, go)
     return gi
+
+
+def _both_grads(x, g, go, fixed, monkeypatch, **kw):
+    _scatter(monkeypatch, fixed)
+    x, g = x.detach().requires_grad_(), g.detach().requires_grad_()
+    return torch.autograd.grad(twinops.grid_sample(x, g, **kw), (x, g), go)
 
 
 def _inputs(shape, gshape, dtype, seed=0, spread=1.4):
@@ -122,13 +133,39 @@ def test_dynamic_range_within_the_documented_bound(monkeypatch):
 
 
 @pytest.mark.parametrize("kw", CASES[::3], ids=_id)
-def test_float64_and_grad_grid_keep_their_paths(monkeypatch, kw):
+def test_float64_keeps_the_sorted_gather(monkeypatch, kw):
     x, g, go = _inputs((2, 3, 7, 8), (2, 5, 6, 2), torch.float64, seed=9)
     assert torch.equal(_grad_input(x, g, go, True, monkeypatch, **kw), _grad_input(x, g, go, False, monkeypatch, **kw))
-    x, g, go = _inputs((2, 3, 7, 8), (2, 5, 6, 2), torch.float32, seed=9)
-    grids = []
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kw", CASES, ids=_id)
+def test_the_fused_pass_computes_grad_grid_as_the_sorted_path(monkeypatch, dtype, kw):
+    """The fused pass sums grad_grid in the same order with the same arithmetic as the sorted
+    path's grad_grid kernel: bitwise equal, NaN points included; grad_grid alone (no grad_input)
+    takes the grad_grid kernel on both settings."""
+    x, g, go = _inputs((2, 5, 7, 8), (2, 5, 6, 2), dtype, seed=9)
+    g = g.clone()
+    g[1, 2, 3, 0] = float("nan")
+    _, fused = _both_grads(x, g, go, True, monkeypatch, **kw)
+    _, sorted_ = _both_grads(x, g, go, False, monkeypatch, **kw)
+    assert torch.equal(fused.isnan(), sorted_.isnan()) and fused[1, 2, 3].isnan().all()
+    assert torch.equal(fused.nan_to_num(), sorted_.nan_to_num())
+    alone = []
     for fixed in (True, False):
-        _grad_input(x, g, go, fixed, monkeypatch)  # sets the variable
+        _scatter(monkeypatch, fixed)
         gg = g.detach().requires_grad_()
-        grids.append(torch.autograd.grad(twinops.grid_sample(x, gg, **kw), gg, go)[0])
-    assert torch.equal(grids[0], grids[1])
+        alone.append(torch.autograd.grad(twinops.grid_sample(x, gg, **kw), gg, go)[0].nan_to_num())
+    assert torch.equal(alone[0], alone[1]) and torch.equal(alone[0], sorted_.nan_to_num())
+
+
+@pytest.mark.parametrize("channels, fixed", [(3, True), (64, False)])
+def test_the_default_chooses_by_channel_count(monkeypatch, channels, fixed):
+    """Unset, the variable leaves the choice to fixed_point_wins (grid_sample_tuning.h): few
+    channels take the fixed point, many the sorted gather. The two designs round differently,
+    so the default's result tells which one ran."""
+    x, g, go = _inputs((2, channels, 24, 24), (2, 40, 40, 2), torch.float32, seed=11)
+    chosen = _grad_input(x, g, go, fixed, monkeypatch)
+    other = _grad_input(x, g, go, not fixed, monkeypatch)
+    assert not torch.equal(chosen, other), "the two designs agree bitwise here: the test cannot tell them apart"
+    assert torch.equal(_grad_input(x, g, go, None, monkeypatch), chosen)

@@ -43,34 +43,6 @@ namespace kernels {
 // forward
 // ---------------------------------------------------------------------------------------
 
-// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded) in index
-// type I (int64_t always safe; int32_t when the input's per-batch span fits), kept per axis:
-// tap t reads at(t) when ok(t).
-template <Mode M, int DIMS, typename Acc, typename I>
-struct OffsetsI {
-  using PT = PointTaps<M, DIMS, Acc>;
-  I ox[PT::K], oy[PT::K], oz[PT::KZ];
-  bool okx[PT::K], oky[PT::K], okz[PT::KZ];
-  __device__ __forceinline__ OffsetsI(const PT& pt, const int64_t* s) {
-#pragma unroll
-    for (int k = 0; k < PT::K; ++k) {
-      okx[k] = pt.x.idx[k] >= 0;
-      oky[k] = pt.y.idx[k] >= 0;
-      ox[k] = okx[k] ? static_cast<I>(pt.x.idx[k]) * static_cast<I>(s[4]) : I(0);
-      oy[k] = oky[k] ? static_cast<I>(pt.y.idx[k]) * static_cast<I>(s[3]) : I(0);
-    }
-#pragma unroll
-    for (int k = 0; k < PT::KZ; ++k) {
-      okz[k] = pt.z.idx[k] >= 0;
-      oz[k] = okz[k] ? static_cast<I>(pt.z.idx[k]) * static_cast<I>(s[2]) : I(0);
-    }
-  }
-  __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
-  __device__ __forceinline__ I at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
-};
-template <Mode M, int DIMS, typename Acc>
-using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
-
 // The address of a tap: with 32-bit offsets the offsets are summed first (one 32-bit add and
 // one widening address computation per load); 64-bit ones are added to the pointer in turn.
 template <typename T, typename I>
@@ -506,48 +478,6 @@ cudaError_t grad_input_sorted(const Params& p, const T* gout, const T* grid, T* 
 // backward: grad_grid, one thread per point
 // ---------------------------------------------------------------------------------------
 
-// grad_grid of one point whose taps are `pt` (not NaN): sum over channels in order.
-template <Mode M, int DIMS, typename T, typename Acc>
-__device__ __forceinline__ void grad_grid_point(const Params& p, const T* __restrict__ go,
-                                                const T* __restrict__ in, const PointTaps<M, DIMS, Acc>& pt,
-                                                T* __restrict__ gg) {
-  using PT = PointTaps<M, DIMS, Acc>;
-  const int64_t gs = p.grad_grid_stride[4];
-  if constexpr (M == kNearest) {  // piecewise constant: ATen's gradient is 0 whatever the input holds
-    for (int k = 0; k < DIMS; ++k) gg[k * gs] = store_as<T>(Acc(0));
-  } else {
-    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
-    const int64_t sc = p.input_stride[1], gsc = p.output_stride[1];
-    Acc dx[PT::T], dy[PT::T], dz[PT::T];
-#pragma unroll
-    for (int t = 0; t < PT::T; ++t) {
-      dx[t] = pt.dweight_x(t);
-      dy[t] = pt.dweight_y(t);
-      dz[t] = pt.dweight_z(t);
-    }
-    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
-    // Two channels' loads in flight (bilinear 8 taps + 2 grad_output values per step).
-#pragma unroll 2
-    for (int64_t c = 0; c < p.c; ++c) {
-      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
-#pragma unroll
-      for (int t = 0; t < PT::T; ++t) {
-        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
-        tx += v * dx[t];
-        ty += v * dy[t];
-        if (DIMS == 3) tz += v * dz[t];
-      }
-      const Acc g = load(go + c * gsc);
-      sx += tx * g;
-      sy += ty * g;
-      if (DIMS == 3) sz += tz * g;
-    }
-    gg[0] = store_as<T>(sx * pt.x.mult);
-    gg[gs] = store_as<T>(sy * pt.y.mult);
-    if (DIMS == 3) gg[2 * gs] = store_as<T>(sz * pt.z.mult);
-  }
-}
-
 // One thread per output point g < count (all batches): grad_grid of the point, NaN for a NaN
 // point.
 template <Mode M, int DIMS, typename T>
@@ -591,8 +521,7 @@ using namespace kernels;
 
 size_t backward_workspace_bytes(const Params& p) {
   if (p.n == 0 || p.c == 0) return 0;
-  const size_t sorted = layout(p).bytes;
-  return fixed_scatter_enabled() ? std::max(sorted, fixed_workspace_bytes(p)) : sorted;
+  return p.scatter == kFixedPoint ? fixed_workspace_bytes(p) : layout(p).bytes;
 }
 
 template <typename T>
@@ -604,12 +533,9 @@ template <typename T>
 cudaError_t backward_cuda(const Params& p, const T* grad_output, const T* input, const T* grid, T* grad_input,
                           T* grad_grid, void* workspace, cudaStream_t stream) {
   cudaError_t status = cudaSuccess;
-  if constexpr (!std::is_same_v<T, double>) {  // float64 keeps the sorted gather: the bound's precision is float's
-    if (grad_input != nullptr && p.n > 0 && p.c > 0 && fixed_scatter_enabled()) {
-      if ((status = grad_input_fixed<T>(p, grad_output, grid, grad_input, workspace, stream)) != cudaSuccess)
-        return status;
-      grad_input = nullptr;  // done
-    }
+  if constexpr (!std::is_same_v<T, double>) {  // float64 keeps the sorted gather (choose_scatter)
+    if (grad_input != nullptr && p.n > 0 && p.c > 0 && p.scatter == kFixedPoint)
+      return backward_fixed<T>(p, grad_output, input, grid, grad_input, grad_grid, workspace, stream);
   }
   const bool compiled = dispatch_mode(p, [&](auto m, auto d) {
     constexpr Mode M = decltype(m)::value;

@@ -23,6 +23,10 @@ namespace grid_sample {
 
 enum Mode : int32_t { kLinear = 0, kNearest = 1, kCubic = 2 };  // PyTorch's GridSamplerInterpolation order
 enum Padding : int32_t { kZeros = 0, kBorder = 1, kReflection = 2 };  // PyTorch's GridSamplerPadding order
+// How the CUDA backward sums grad_input (both deterministic; csrc/kernels/grid_sample/grid_sample.cu
+// and grid_sample_fixed.cu): the sorted gather of (point, tap) pairs, or the fused fixed-point
+// scatter (csrc/kernels/fixed_scatter.cuh).
+enum Scatter : int32_t { kSortedGather = 0, kFixedPoint = 1 };
 
 struct Params {
   Mode mode = kLinear;
@@ -38,6 +42,9 @@ struct Params {
   int64_t output_stride[5] = {};  // N, C, D_out, H_out, W_out: the forward's output, the backward's grad_output
   int64_t grad_input_stride[5] = {};  // backward only: N, C, D, H, W
   int64_t grad_grid_stride[5] = {};   // backward only: N, D_out, H_out, W_out, coordinate
+  // CUDA backward only: how grad_input is summed, chosen once per call (choose_scatter) so that
+  // the workspace size and the launch agree.
+  Scatter scatter = kSortedGather;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -342,17 +349,24 @@ bool dispatch_mode(const Params& p, F&& f) {
 TWIN_HD int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] * p.out[2]; }
 
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
-// Device workspace (bytes) backward_cuda needs for `p`; the forward needs none, and neither
-// does a backward that computes grad_grid only (workspace may then be null). It asks CUB for
-// its sort's scratch size, on the current device: about 24 bytes per (point, tap) pair plus 8
-// per point and 8 per input element of one sort, plus CUB's scratch (grid_sample.cu, layout();
-// a sort takes whole batches up to 2^30 pairs, or part of one batch).
+// The grad_input design for `p` with elements of `element_bytes` bytes (grid_sample_fixed.cu):
+// the environment variable TWINOPS_GRID_SAMPLE_SCATTER = "sort" or "fixed" forces one (read per
+// call); unset or "auto", the measured rule of grid_sample_tuning.h (fixed_point_wins). float64
+// always takes the sorted gather (the fixed point's bound is sized for float opmath).
+Scatter choose_scatter(const Params& p, int element_bytes);
+
+// Device workspace (bytes) backward_cuda needs for `p` (p.scatter's design); the forward needs
+// none, and neither does a backward that computes grad_grid only (workspace may then be null).
+// The sorted gather asks CUB for its sort's scratch size, on the current device: about 24 bytes
+// per (point, tap) pair plus 8 per point and 8 per input element of one sort, plus CUB's scratch
+// (grid_sample.cu, layout(); a sort takes whole batches up to 2^30 pairs, or part of one
+// batch). The fixed point takes 8.5 bytes per input element of every plane plus 8 per plane.
 size_t backward_workspace_bytes(const Params& p);
 
 // CUDA launchers (T = float, double, __half, __nv_bfloat16). They return the first failing
 // CUDA status; launches are asynchronous on `stream`. The backward writes grad_input and/or
 // grad_grid (either may be null: not computed), deterministically (bitwise the same run to run,
-// no atomics on data), using `workspace` (backward_workspace_bytes(p) bytes).
+// whatever the schedule), using `workspace` (backward_workspace_bytes(p) bytes).
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream);
 template <typename T>

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "../dtype_convert.cuh"
 #include "grid_sample.cuh"
@@ -60,6 +61,93 @@ __device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__
   *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
 }
 
+// A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded) in index
+// type I (int64_t always safe; int32_t when the input's per-batch span fits), kept per axis:
+// tap t reads at(t) when ok(t).
+template <Mode M, int DIMS, typename Acc, typename I>
+struct OffsetsI {
+  using PT = PointTaps<M, DIMS, Acc>;
+  I ox[PT::K], oy[PT::K], oz[PT::KZ];
+  bool okx[PT::K], oky[PT::K], okz[PT::KZ];
+  __device__ __forceinline__ OffsetsI(const PT& pt, const int64_t* s) {
+#pragma unroll
+    for (int k = 0; k < PT::K; ++k) {
+      okx[k] = pt.x.idx[k] >= 0;
+      oky[k] = pt.y.idx[k] >= 0;
+      ox[k] = okx[k] ? static_cast<I>(pt.x.idx[k]) * static_cast<I>(s[4]) : I(0);
+      oy[k] = oky[k] ? static_cast<I>(pt.y.idx[k]) * static_cast<I>(s[3]) : I(0);
+    }
+#pragma unroll
+    for (int k = 0; k < PT::KZ; ++k) {
+      okz[k] = pt.z.idx[k] >= 0;
+      oz[k] = okz[k] ? static_cast<I>(pt.z.idx[k]) * static_cast<I>(s[2]) : I(0);
+    }
+  }
+  __device__ __forceinline__ bool ok(int t) const { return okz[PT::kz(t)] && oky[PT::ky(t)] && okx[PT::kx(t)]; }
+  __device__ __forceinline__ I at(int t) const { return oz[PT::kz(t)] + oy[PT::ky(t)] + ox[PT::kx(t)]; }
+};
+template <Mode M, int DIMS, typename Acc>
+using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
+
+// What grad_grid_point calls with every channel's grad_output value when the caller has
+// nothing to do there (the sorted path).
+struct NoChannelHook {
+  template <typename Acc>
+  __device__ __forceinline__ void operator()(int64_t, Acc) const {}
+};
+
+// grad_grid of one point whose taps are `pt` (not NaN), summed over the channels in order, into
+// gg (nothing when gg is null). `each(c, g)` sees every channel's grad_output value g on the
+// way: the fused fixed-point backward (grid_sample_fixed.cu) scatters grad_input there, so one
+// pass reads the point's taps and grad_output once for both gradients.
+template <Mode M, int DIMS, typename T, typename Acc, typename Hook = NoChannelHook>
+__device__ __forceinline__ void grad_grid_point(const Params& p, const T* __restrict__ go,
+                                                const T* __restrict__ in, const PointTaps<M, DIMS, Acc>& pt,
+                                                T* __restrict__ gg, Hook each = {}) {
+  using PT = PointTaps<M, DIMS, Acc>;
+  constexpr bool kHook = !std::is_same_v<Hook, NoChannelHook>;
+  const int64_t gs = p.grad_grid_stride[4], sc = p.input_stride[1], gsc = p.output_stride[1];
+  // Nearest is piecewise constant: ATen's gradient is 0 whatever the input holds.
+  if (M == kNearest || gg == nullptr) {
+    if (gg != nullptr)
+      for (int k = 0; k < DIMS; ++k) gg[k * gs] = store_as<T>(Acc(0));
+    if constexpr (kHook)
+      for (int64_t c = 0; c < p.c; ++c) each(c, load(go + c * gsc));
+    return;
+  }
+  if constexpr (M != kNearest) {
+    const Offsets<M, DIMS, Acc> o(pt, p.input_stride);
+    Acc dx[PT::T], dy[PT::T], dz[PT::T];
+#pragma unroll
+    for (int t = 0; t < PT::T; ++t) {
+      dx[t] = pt.dweight_x(t);
+      dy[t] = pt.dweight_y(t);
+      dz[t] = pt.dweight_z(t);
+    }
+    Acc sx = Acc(0), sy = Acc(0), sz = Acc(0);
+    // Two channels' loads in flight (bilinear 8 taps + 2 grad_output values per step).
+#pragma unroll 2
+    for (int64_t c = 0; c < p.c; ++c) {
+      Acc tx = Acc(0), ty = Acc(0), tz = Acc(0);
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) {
+        const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
+        tx += v * dx[t];
+        ty += v * dy[t];
+        if (DIMS == 3) tz += v * dz[t];
+      }
+      const Acc g = load(go + c * gsc);
+      if constexpr (kHook) each(c, g);
+      sx += tx * g;
+      sy += ty * g;
+      if (DIMS == 3) sz += tz * g;
+    }
+    gg[0] = store_as<T>(sx * pt.x.mult);
+    gg[gs] = store_as<T>(sy * pt.y.mult);
+    if (DIMS == 3) gg[2 * gs] = store_as<T>(sz * pt.z.mult);
+  }
+}
+
 // Input elements per batch (D * H * W).
 TWIN_HD int64_t elements_per_batch(const Params& p) { return p.in[0] * p.in[1] * p.in[2]; }
 
@@ -78,16 +166,13 @@ struct WorkspaceOffsets {
 
 }  // namespace kernels
 
-// grad_input by the fixed-point scatter (grid_sample_fixed.cu; float, __half, __nv_bfloat16):
-// deterministic like the sorted gather, with a workspace of fixed_workspace_bytes(p). It runs
-// where fixed_scatter_enabled(): the environment variable TWINOPS_GRID_SAMPLE_SCATTER is
-// "fixed" (read per call; the sorted gather is the default until the bench decides per case,
-// docs/perf/grid_sample-notes.md, "Fixed-point grad_input").
-bool fixed_scatter_enabled();
+// Both gradients by the fused fixed-point pass (grid_sample_fixed.cu; float, __half,
+// __nv_bfloat16): grad_input (not null) deterministic like the sorted gather, grad_grid (may be
+// null) as grad_grid_kernel computes it, with a workspace of fixed_workspace_bytes(p).
 size_t fixed_workspace_bytes(const Params& p);
 template <typename T>
-cudaError_t grad_input_fixed(const Params& p, const T* gout, const T* grid, T* ginput, void* workspace,
-                             cudaStream_t stream);
+cudaError_t backward_fixed(const Params& p, const T* gout, const T* input, const T* grid, T* ginput, T* ggrid,
+                           void* workspace, cudaStream_t stream);
 
 }  // namespace grid_sample
 }  // namespace twinops

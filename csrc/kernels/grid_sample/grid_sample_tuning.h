@@ -77,6 +77,14 @@ constexpr int grad_grid_min_blocks(int mode, bool double_opmath) {
   return mode == 2 || double_opmath ? 1 : 2;  // 2: Mode kCubic
 }
 
+// Whether the fused fixed-point backward (grid_sample_fixed.cu) beats the sorted gather for
+// grad_input (choose_scatter, float opmath only). Not yet measured on the H200: a first rule
+// from the H100 run of docs/perf/grid_sample-notes.md, "Fixed-point grad_input", where the
+// pair sort's cost per (point, tap) pair dominates at few channels.
+constexpr bool fixed_point_wins(int mode, int64_t channels, int element_bytes) {
+  return (void)mode, (void)element_bytes, channels <= 4;
+}
+
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
 // int) and input elements per sort (keys are 32-bit with one value kept for "no element").
 constexpr int64_t kMaxPairsPerSort = int64_t(1) << 30;

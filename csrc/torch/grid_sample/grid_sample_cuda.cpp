@@ -45,7 +45,8 @@ std::tuple<at::Tensor, at::Tensor> grid_sample_backward_cuda(const at::Tensor& g
   const bool gg = r.want_grid && r.grad_grid.numel() > 0;
   if (!gi && !gg) return {r.grad_input, r.grad_grid};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  // Only grad_input sorts; the workspace lives on the op's stream like any other tensor.
+  // Only grad_input needs a workspace; it lives on the op's stream like any other tensor.
+  if (gi) r.params.scatter = grid_sample::choose_scatter(r.params, static_cast<int>(input.element_size()));
   at::Tensor ws;
   if (gi) ws = at::empty({static_cast<int64_t>(grid_sample::backward_workspace_bytes(r.params))},
                          input.options().dtype(at::kByte));
