@@ -89,6 +89,13 @@ struct OffsetsI {
 template <Mode M, int DIMS, typename Acc>
 using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
 
+// a * b + c rounded once, spelled out so that every kernel that sums grad_grid (the sorted
+// path's and the fused one) makes the same rounding: left to the compiler, whether a product
+// and a sum contract into one FMA depends on the surrounding code, and the two kernels' results
+// differed in the last bit.
+__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+
 // What grad_grid_point calls with every channel's grad_output value when the caller has
 // nothing to do there (the sorted path).
 struct NoChannelHook {
@@ -132,15 +139,15 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
 #pragma unroll
       for (int t = 0; t < PT::T; ++t) {
         const Acc v = o.ok(t) ? load(in + c * sc + o.at(t)) : Acc(0);
-        tx += v * dx[t];
-        ty += v * dy[t];
-        if (DIMS == 3) tz += v * dz[t];
+        tx = fma_rn(v, dx[t], tx);
+        ty = fma_rn(v, dy[t], ty);
+        if (DIMS == 3) tz = fma_rn(v, dz[t], tz);
       }
       const Acc g = load(go + c * gsc);
       if constexpr (kHook) each(c, g);
-      sx += tx * g;
-      sy += ty * g;
-      if (DIMS == 3) sz += tz * g;
+      sx = fma_rn(tx, g, sx);
+      sy = fma_rn(ty, g, sy);
+      if (DIMS == 3) sz = fma_rn(tz, g, sz);
     }
     gg[0] = store_as<T>(sx * pt.x.mult);
     gg[gs] = store_as<T>(sy * pt.y.mult);

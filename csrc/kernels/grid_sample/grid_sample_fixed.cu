@@ -90,7 +90,7 @@ template <Mode M, int DIMS, typename T>
 __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, false))
     fused_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ input,
                  const T* __restrict__ grid, int64_t count, const int32_t* __restrict__ frac,
-                 unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ ggrid) {
+                 unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ ggrid, int probe) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -128,7 +128,13 @@ __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, false))
     const int64_t at = base + c * E;
 #pragma unroll
     for (int t = 0; t < PT::T; ++t)
-      if (in_range[t]) fs::add(acc, flags, at + e[t], v * w[t], f);
+      if (in_range[t]) {
+        if (probe == 1) atomicAdd(reinterpret_cast<float*>(acc) + at + e[t], v * w[t]);
+        else if (probe == 2) atomicAdd(reinterpret_cast<unsigned*>(acc) + at + e[t], unsigned(__float2int_rn(ldexpf(v * w[t], f))));
+        else if (probe == 3) atomicAdd(acc + at + e[t], (unsigned long long)(__float2ll_rn(v * w[t] * 1024.f)));
+        else if (probe == 4) {} else
+        fs::add(acc, flags, at + e[t], v * w[t], f);
+      }
   };
   const int64_t* os = p.output_stride;
   grad_grid_point<M, DIMS, T, Acc>(p, gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4],
@@ -199,11 +205,13 @@ cudaError_t backward_fixed_as(const Params& p, const T* gout, const T* input, co
   frac_kernel<<<blocks_for(planes_n), kThreads, 0, stream>>>(planes, most, frac, planes_n);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   if (P > 0) {
+    const char* pr = std::getenv("TWINOPS_PROBE");
     fused_kernel<M, DIMS, T><<<blocks_for(p.n * P), kThreads, 0, stream>>>(p, gout, input, grid, p.n * P, frac, acc,
-                                                                          flags, ggrid);
+                                                                          flags, ggrid, pr ? atoi(pr) : 0);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   const bool contiguous = grad_input_contiguous(p);
+  if (std::getenv("TWINOPS_PROBE_SKIP_FINISH")) return cudaSuccess;
   for (int64_t r0 = 0; E > 0 && r0 < planes_n; r0 += kMaxRows) {
     const dim3 g(blocks_for(E), static_cast<unsigned>(std::min(planes_n - r0, kMaxRows)));
     finish_kernel<T><<<g, kThreads, 0, stream>>>(p, acc, flags, frac, r0, contiguous, ginput);
