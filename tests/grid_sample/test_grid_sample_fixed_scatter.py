@@ -159,13 +159,14 @@ def test_the_fused_pass_computes_grad_grid_as_the_sorted_path(monkeypatch, dtype
     assert torch.equal(alone[0], alone[1]) and torch.equal(alone[0], sorted_.nan_to_num())
 
 
-@pytest.mark.parametrize("channels, fixed", [(3, True), (64, False)])
-def test_the_default_chooses_by_channel_count(monkeypatch, channels, fixed):
+@pytest.mark.parametrize("mode, channels, fixed", [("bilinear", 3, True), ("bilinear", 64, False),
+                                                    ("nearest", 4, True), ("bicubic", 64, True)])
+def test_the_default_chooses_per_case(monkeypatch, mode, channels, fixed):
     """Unset, the variable leaves the choice to fixed_point_wins (grid_sample_tuning.h): few
-    channels take the fixed point, many the sorted gather. The two designs round differently,
-    so the default's result tells which one ran."""
+    channels, or bicubic, take the fixed point, other cases the sorted gather. The two designs
+    round differently, so the default's result tells which one ran."""
     x, g, go = _inputs((2, channels, 24, 24), (2, 40, 40, 2), torch.float32, seed=11)
-    chosen = _grad_input(x, g, go, fixed, monkeypatch)
-    other = _grad_input(x, g, go, not fixed, monkeypatch)
+    chosen = _grad_input(x, g, go, fixed, monkeypatch, mode=mode)
+    other = _grad_input(x, g, go, not fixed, monkeypatch, mode=mode)
     assert not torch.equal(chosen, other), "the two designs agree bitwise here: the test cannot tell them apart"
-    assert torch.equal(_grad_input(x, g, go, None, monkeypatch), chosen)
+    assert torch.equal(_grad_input(x, g, go, None, monkeypatch, mode=mode), chosen)

@@ -55,24 +55,34 @@ FixedLayout fixed_layout(const Params& p) {
 // Planes per launch row range (gridDim.y).
 constexpr int64_t kMaxRows = 65535;
 
-// Each plane's max |grad_output| over its finite values, plane plane0 + blockIdx.y: one value
-// per thread, a warp's max first, then one atomic per warp.
+// Each plane's max |grad_output| over its finite values, plane plane0 + blockIdx.y: the block's
+// threads stride over the plane's points, the block reduces its max (warp shuffles, then
+// shared memory) and raises the plane's with one atomic. One atomic per warp instead made the
+// pass the slowest of the four: atomics on one address serialise at its L2 slice (112-150 us
+// at 8x64x128x128 and 1x3x1080x1920 on an H100, docs/perf/grid_sample-notes.md).
 template <typename T>
 __global__ void __launch_bounds__(kThreads) plane_max_kernel(const Params p, const T* __restrict__ gout,
                                                              int64_t plane0, uint32_t* __restrict__ planes) {
   const int64_t P = points_per_batch(p), plane = plane0 + blockIdx.y, n = plane / p.c, c = plane - n * p.c;
-  const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t* os = p.output_stride;
+  const T* go = gout + n * os[0] + c * os[1];
   uint32_t bits = 0;
-  if (q < P) {
+  for (int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < P;
+       q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t od, oh, ow;
     split_point(p, q, &od, &oh, &ow);
-    const int64_t* os = p.output_stride;
-    const float a = fabsf(static_cast<float>(load(gout + n * os[0] + c * os[1] + od * os[2] + oh * os[3] + ow * os[4])));
-    if (a <= 3.402823466e38f) bits = __float_as_uint(a);  // finite (NaN fails the comparison)
+    const float a = fabsf(static_cast<float>(load(go + od * os[2] + oh * os[3] + ow * os[4])));
+    if (a <= 3.402823466e38f) bits = max(bits, __float_as_uint(a));  // finite (NaN fails the comparison)
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
-  if ((threadIdx.x & 31) == 0 && bits != 0) atomicMax(planes + plane, bits);
+  __shared__ uint32_t warp_max[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
+    if (bits != 0) atomicMax(planes + plane, bits);
+  }
 }
 
 // The fractional bits of every plane: its max |grad_output| times the contributions one
@@ -90,7 +100,7 @@ template <Mode M, int DIMS, typename T>
 __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, false))
     fused_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ input,
                  const T* __restrict__ grid, int64_t count, const int32_t* __restrict__ frac,
-                 unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ ggrid, int probe) {
+                 unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ ggrid) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -128,13 +138,7 @@ __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, false))
     const int64_t at = base + c * E;
 #pragma unroll
     for (int t = 0; t < PT::T; ++t)
-      if (in_range[t]) {
-        if (probe == 1) atomicAdd(reinterpret_cast<float*>(acc) + at + e[t], v * w[t]);
-        else if (probe == 2) atomicAdd(reinterpret_cast<unsigned*>(acc) + at + e[t], unsigned(__float2int_rn(ldexpf(v * w[t], f))));
-        else if (probe == 3) atomicAdd(acc + at + e[t], (unsigned long long)(__float2ll_rn(v * w[t] * 1024.f)));
-        else if (probe == 4) {} else
-        fs::add(acc, flags, at + e[t], v * w[t], f);
-      }
+      if (in_range[t]) fs::add(acc, flags, at + e[t], v * w[t], f);
   };
   const int64_t* os = p.output_stride;
   grad_grid_point<M, DIMS, T, Acc>(p, gout + n * os[0] + od * os[2] + oh * os[3] + ow * os[4],
@@ -197,21 +201,21 @@ cudaError_t backward_fixed_as(const Params& p, const T* gout, const T* input, co
   const double most = static_cast<double>(P) * PointTaps<M, DIMS, Acc>::T;
   cudaError_t e;
   if ((e = cudaMemsetAsync(ws, 0, L.zeroed, stream)) != cudaSuccess) return e;
+  const int64_t per_plane = std::max<int64_t>(1, kPlaneMaxBlocks / std::max<int64_t>(1, planes_n));
   for (int64_t r0 = 0; P > 0 && r0 < planes_n; r0 += kMaxRows) {
-    const dim3 g(blocks_for(P), static_cast<unsigned>(std::min(planes_n - r0, kMaxRows)));
+    const dim3 g(static_cast<unsigned>(std::min<int64_t>(blocks_for(P), per_plane)),
+                 static_cast<unsigned>(std::min(planes_n - r0, kMaxRows)));
     plane_max_kernel<T><<<g, kThreads, 0, stream>>>(p, gout, r0, planes);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   frac_kernel<<<blocks_for(planes_n), kThreads, 0, stream>>>(planes, most, frac, planes_n);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   if (P > 0) {
-    const char* pr = std::getenv("TWINOPS_PROBE");
     fused_kernel<M, DIMS, T><<<blocks_for(p.n * P), kThreads, 0, stream>>>(p, gout, input, grid, p.n * P, frac, acc,
-                                                                          flags, ggrid, pr ? atoi(pr) : 0);
+                                                                          flags, ggrid);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   const bool contiguous = grad_input_contiguous(p);
-  if (std::getenv("TWINOPS_PROBE_SKIP_FINISH")) return cudaSuccess;
   for (int64_t r0 = 0; E > 0 && r0 < planes_n; r0 += kMaxRows) {
     const dim3 g(blocks_for(E), static_cast<unsigned>(std::min(planes_n - r0, kMaxRows)));
     finish_kernel<T><<<g, kThreads, 0, stream>>>(p, acc, flags, frac, r0, contiguous, ginput);

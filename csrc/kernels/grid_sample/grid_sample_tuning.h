@@ -77,12 +77,20 @@ constexpr int grad_grid_min_blocks(int mode, bool double_opmath) {
   return mode == 2 || double_opmath ? 1 : 2;  // 2: Mode kCubic
 }
 
+// Blocks of kThreads the plane-maxima pass of the fixed-point backward (grid_sample_fixed.cu)
+// launches in all (at least one per plane): a few waves of an H100 or H200, each block
+// striding over its plane's points and raising the plane's max with one atomic.
+constexpr int64_t kPlaneMaxBlocks = 4096;
+
 // Whether the fused fixed-point backward (grid_sample_fixed.cu) beats the sorted gather for
-// grad_input (choose_scatter, float opmath only). Not yet measured on the H200: a first rule
-// from the H100 run of docs/perf/grid_sample-notes.md, "Fixed-point grad_input", where the
-// pair sort's cost per (point, tap) pair dominates at few channels.
+// grad_input (choose_scatter; float opmath only). The sorted gather's cost is per (point, tap)
+// pair whatever the channels (sort, runs), the fixed point's per input element and channel
+// (zero fill, conversion) and per pair and channel (64-bit atomics): the fixed point wins
+// where few channels share each pair (C <= 4: 1080p images) and for bicubic (16 taps, long
+// runs in the gather), and loses elsewhere (docs/perf/grid_sample-notes.md, "Fixed-point
+// grad_input", measured on an H100).
 constexpr bool fixed_point_wins(int mode, int64_t channels, int element_bytes) {
-  return (void)mode, (void)element_bytes, channels <= 4;
+  return (void)element_bytes, channels <= 4 || mode == 2;  // 2: Mode kCubic
 }
 
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
