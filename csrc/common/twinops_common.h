@@ -3,6 +3,7 @@
 // host compiler (CPU-only builds) as well as with nvcc.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -25,6 +26,33 @@ template <>
 struct OpMath<double> {
   using type = double;
 };
+
+// A product that is never fused with a neighbouring add into an FMA, and a fused multiply-add
+// that always is, on the host and on the device alike. nvcc contracts a * b + c by default,
+// and whether it does depends on the surrounding code; the host builds with
+// -ffp-contract=off (setup.py, csrc/trt/build.py). Math whose result must be bitwise the
+// same in two kernels, or on the host and the device, spells its products and FMAs with these.
+template <typename F>
+TWIN_HD F mul_rn(F a, F b) {
+  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(F) == sizeof(float)) return __fmul_rn(a, b);
+  else return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+template <typename F>
+TWIN_HD F fma_rn(F a, F b, F c) {
+  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(F) == sizeof(float)) return __fmaf_rn(a, b, c);
+  else return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
 
 template <typename T>
 TWIN_HD T clamp_index(T v, T lo, T hi) {

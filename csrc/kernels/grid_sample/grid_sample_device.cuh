@@ -89,13 +89,6 @@ struct OffsetsI {
 template <Mode M, int DIMS, typename Acc>
 using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
 
-// a * b + c rounded once, spelled out so that every kernel that sums grad_grid (the sorted
-// path's and the fused one) makes the same rounding: left to the compiler, whether a product
-// and a sum contract into one FMA depends on the surrounding code, and the two kernels' results
-// differed in the last bit.
-__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
-
 // What grad_grid_point calls with every channel's grad_output value when the caller has
 // nothing to do there (the sorted path).
 struct NoChannelHook {
@@ -114,7 +107,10 @@ __device__ __forceinline__ void grad_grid_point(const Params& p, const T* __rest
   using PT = PointTaps<M, DIMS, Acc>;
   constexpr bool kHook = !std::is_same_v<Hook, NoChannelHook>;
   const int64_t gs = p.grad_grid_stride[4], sc = p.input_stride[1], gsc = p.output_stride[1];
-  // Nearest is piecewise constant: ATen's gradient is 0 whatever the input holds.
+  // Nearest is piecewise constant: ATen's gradient is 0 whatever the input holds. The sums are
+  // spelled with fma_rn so that every kernel that sums grad_grid (the sorted path's and the
+  // fused one) rounds alike: left to the compiler, the two kernels' results differed in the
+  // last bit.
   if (M == kNearest || gg == nullptr) {
     if (gg != nullptr)
       for (int k = 0; k < DIMS; ++k) gg[k * gs] = store_as<T>(Acc(0));

@@ -145,36 +145,15 @@ bool doubling_axis(const Params& p, const Axis& a, int32_t taps, int32_t nw, siz
 // Per-element math (shared by CUDA kernels, CPU loops and plugins)
 // ---------------------------------------------------------------------------------------
 
-// A product that is never fused with a neighbouring add into an FMA, and a fused
-// multiply-add that always is. nvcc contracts a * b + c by default; the host builds with
-// -ffp-contract=off (setup.py, csrc/trt/build.py). Table math rounds every product and sum
-// explicitly with these two, so a table built on the device is bitwise the table built on
-// the host: the host can then size the workspace exactly (forward_taps and the inverse
-// widths in resize_host.cpp) with no margin for taps the device might move. F.interpolate's
-// arithmetic is ATen's, which nvcc and ATen's CPU build contract (one rounding for
-// scale * (d + 0.5) - 0.5 and for the cubic polynomials): fma_rn reproduces it; ONNX's is
-// numpy's, which never fuses: mul_rn.
-template <typename F>
-TWIN_HD F mul_rn(F a, F b) {
-  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(F) == sizeof(float)) return __fmul_rn(a, b);
-  else return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-template <typename F>
-TWIN_HD F fma_rn(F a, F b, F c) {
-  static_assert(sizeof(F) == sizeof(float) || sizeof(F) == sizeof(double), "float or double");
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(F) == sizeof(float)) return __fmaf_rn(a, b, c);
-  else return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
+// Products and FMAs whose rounding is fixed (mul_rn, fma_rn: csrc/common/twinops_common.h).
+// Table math rounds every product and sum explicitly with these two, so a table built on the
+// device is bitwise the table built on the host: the host can then size the workspace exactly
+// (forward_taps and the inverse widths in resize_host.cpp) with no margin for taps the device
+// might move. F.interpolate's arithmetic is ATen's, which nvcc and ATen's CPU build contract
+// (one rounding for scale * (d + 0.5) - 0.5 and for the cubic polynomials): fma_rn reproduces
+// it; ONNX's is numpy's, which never fuses: mul_rn.
+using ::twinops::fma_rn;
+using ::twinops::mul_rn;
 
 // Keys cubic convolution: ATen's cubic_convolution1 (|x| <= 1) and cubic_convolution2
 // (1 < |x| < 2) with ATen's contractions (F.interpolate), and the same polynomials with every
