@@ -191,9 +191,9 @@ class _TorchvisionNotice(logging.Filter):
 
 @contextlib.contextmanager
 def _without_torchvision_notices():
-    """The dynamo exporter logs "torchvision is not installed. Skipping torchvision::nms" (and
-    roi_align, roi_pool, deform_conv2d) on every export where torchvision is absent; a model that
-    ran without torchvision calls none of those ops, so the lines say nothing about it."""
+    """The dynamo exporter logs "torchvision is not installed. Skipping torchvision::<op>" for each
+    of torchvision's ops on every export where torchvision is absent; a model that ran without
+    torchvision calls none of those ops, so the lines say nothing about it."""
     logger = logging.getLogger("torch.onnx._internal.exporter._registration")
     notice = _TorchvisionNotice()
     logger.addFilter(notice)

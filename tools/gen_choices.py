@@ -44,7 +44,10 @@ def _module(dotted: str):
 
 
 def _op_list() -> tuple:
-    return _module("op_list").OPS
+    """The families of the op list that have a declaration module (a family whose ops are not
+    declared yet has no node attributes, hence no tables)."""
+    return tuple(op for op in _module("op_list").OPS
+                 if os.path.exists(os.path.join(ROOT, "ops", "library", op, "declaration.py")))
 
 
 def _nodes(op: str) -> list:

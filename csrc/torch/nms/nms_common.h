@@ -1,0 +1,33 @@
+// Shared by the CPU and CUDA registrations of twinops::nms / batched_nms: the argument checks
+// (tensor metadata only, so the fake kernels run the same through twinops::_nms_check).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "../../kernels/nms/nms.h"
+
+namespace twinops {
+namespace nms {
+namespace torch_op {
+
+// What the checks read of a tensor: no data, so the fake kernels can pass the same.
+struct Desc {
+  at::IntArrayRef shape;
+  at::ScalarType dtype;
+  c10::Device device;
+};
+
+// Checks every argument; `classes` is null for nms. Returns the kernels' Params (strides left
+// at the contiguous defaults: the registrations pass contiguous tensors).
+Params check_nms(const std::string& who, const Desc& boxes, const Desc& scores, const Desc* classes,
+                 double iou_threshold);
+
+// The same for tensors, which must also be dense (strided); `classes` undefined for nms.
+Params check_nms(const std::string& who, const at::Tensor& boxes, const at::Tensor& scores,
+                 const at::Tensor& classes, double iou_threshold);
+
+}  // namespace torch_op
+}  // namespace nms
+}  // namespace twinops

@@ -1,0 +1,88 @@
+"""nms's bench: ``twinops.nms`` / ``batched_nms`` vs torchvision's (``python -m twinops.bench nms``;
+the method is the harness's, see ``harness.py``).
+
+Cases (forward only: NMS has no gradient): ``nms`` over 1,000 / 5,000 / 20,000 boxes and
+``batched_nms`` over 8,400 boxes in 80 classes (a YOLO head), IoU threshold 0.5. Boxes are
+detector-like: centres uniform in a 640 x 640 image, sides 8 to 128 pixels; scores are distinct
+(a permutation), so torchvision's order is defined and both results must be equal. Both sides'
+time is the whole call: torchvision's CUDA nms copies its suppression mask to the host and
+finishes there; twinops' runs on the device and reads back only the kept count (to size its
+output). Bytes = boxes + scores read, kept indices written (the floor is tiny: NMS is bound by
+its O(K^2) comparisons and by latency, not by memory). Without torchvision the rows are
+``NO-REF`` (twinops timed, unchecked).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Tuple
+
+import torch
+
+from ...bench.harness import BenchCase, Config, OpBench
+
+NMS_BOXES = (1000, 5000, 20000)
+BATCHED = (8400, 80)
+IOU = 0.5
+
+
+def _torchvision_ops():
+    try:
+        import torchvision
+    except ImportError as e:  # NO-REF rows
+        raise RuntimeError(f"torchvision is not installed: {e}") from None
+    return torchvision.ops
+
+
+@dataclass(frozen=True)
+class Case(BenchCase):
+    op: str = "nms"
+    boxes: int = 1000
+    classes: int = 1
+
+    def labels(self) -> Tuple[str, ...]:
+        return (self.op, str(self.boxes), str(self.classes), self.dtype)
+
+    def make_inputs(self, device, generator):
+        k = self.boxes
+        centre = torch.rand(k, 2, generator=generator, device=device) * 640
+        side = 8 + torch.rand(k, 2, generator=generator, device=device) * 120
+        boxes = torch.cat([centre - side / 2, centre + side / 2], 1).to(self.torch_dtype)
+        scores = (torch.randperm(k, generator=generator, device=device).float() / k).to(self.torch_dtype)
+        if self.op == "nms":
+            return boxes, scores
+        return boxes, scores, torch.randint(0, self.classes, (k,), generator=generator, device=device)
+
+    def baseline(self, *inputs):
+        ops = _torchvision_ops()
+        return ops.nms(*inputs, IOU) if self.op == "nms" else ops.batched_nms(*inputs, IOU)
+
+    def candidate(self, *inputs):
+        import twinops
+        return twinops.nms(*inputs, IOU) if self.op == "nms" else twinops.batched_nms(*inputs, IOU)
+
+    def nbytes(self) -> int:
+        itemsize = torch.empty(0, dtype=self.torch_dtype).element_size()
+        return self.boxes * (5 * itemsize + (8 if self.op != "nms" else 0)) + self.boxes * 8
+
+    def output_shapes(self):
+        return ()
+
+
+def build_cases(cfg: Config) -> List[Case]:
+    cases = []
+    for dtype in cfg.dtypes:
+        cases += [Case(dtype=dtype, direction="forward", op="nms", boxes=k) for k in NMS_BOXES]
+        cases.append(Case(dtype=dtype, direction="forward", op="batched_nms", boxes=BATCHED[0], classes=BATCHED[1]))
+    return cases
+
+
+BENCH = OpBench(
+    name="nms",
+    summary="twinops nms / batched_nms against torchvision.ops.nms / batched_nms",
+    baseline_name="torchvision",
+    baseline_short="tv",
+    candidate_name="twinops.nms",
+    columns=("op", "boxes", "classes", "dtype"),
+    build_cases=build_cases,
+    tolerance={torch.float32: 0.0, torch.float16: 0.0, torch.bfloat16: 0.0, torch.float64: 0.0},
+)

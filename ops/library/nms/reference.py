@@ -1,0 +1,62 @@
+"""nms's reference: the rules of csrc/kernels/nms/nms.h in numpy, operation by operation in the
+kernels' precision (float32 for float32 / float16 / bfloat16 boxes, float64 for float64), so
+that the kernels must match it exactly. torchvision.ops.nms is the outside reference the tests
+hold both to (on inputs without ties, where torchvision's order is defined)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import torch
+
+__all__ = ["nms_reference", "score_order"]
+
+
+def score_order(scores: np.ndarray) -> np.ndarray:
+    """Indices by decreasing score: NaN first, -0 equal to +0, ties by increasing index."""
+    s = np.asarray(scores, dtype=np.float64)
+    nan = np.isnan(s)
+    key = np.where(nan, 0.0, -s) + 0.0  # + 0.0: -0 -> +0
+    # lexsort: last key is primary -> (not NaN, -score, index)
+    return np.lexsort((np.arange(len(s)), key, ~nan))
+
+
+def _max_of(a, b):  # std::max's selection: b only when a < b
+    return np.where(a < b, b, a)
+
+
+def _min_of(a, b):  # std::min's selection: b only when b < a
+    return np.where(b < a, b, a)
+
+
+def nms_reference(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float,
+                  idxs: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Greedy NMS by the kernels' rules: (K, 4) boxes, (K,) scores, optional (K,) classes ->
+    int64 indices of the kept boxes in score order (CPU)."""
+    acc = np.float64 if boxes.dtype == torch.float64 else np.float32
+    b = boxes.detach().to("cpu", torch.float64).numpy().astype(acc)
+    order = score_order(scores.detach().to("cpu", torch.float64).numpy())
+    b = b[order]
+    cls = None if idxs is None else idxs.detach().cpu().numpy().astype(np.int64)[order]
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    alive = np.ones(len(order), dtype=bool)
+    keep = []
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for r in range(len(order)):
+            if not alive[r]:
+                continue
+            keep.append(order[r])
+            rest = np.arange(r + 1, len(order))
+            rest = rest[alive[rest]]
+            if cls is not None:
+                rest = rest[cls[rest] == cls[r]]
+            if rest.size == 0:
+                continue
+            a, o = b[r], b[rest]
+            zero = acc(0)
+            w = _max_of(zero, _min_of(a[2], o[:, 2]) - _max_of(a[0], o[:, 0]))
+            h = _max_of(zero, _min_of(a[3], o[:, 3]) - _max_of(a[1], o[:, 1]))
+            inter = (w * h).astype(acc)
+            iou = inter / ((area[r] + area[rest]) - inter)
+            alive[rest[iou.astype(np.float64) > iou_threshold]] = False
+    return torch.tensor(np.array(keep, dtype=np.int64), dtype=torch.int64)

@@ -1,0 +1,42 @@
+"""nms's cases for tools/sanitize.py: nms and batched_nms on the CUDA kernels.
+
+Every dtype; boxes with NaN and infinite coordinates and NaN scores; tied scores; one box; a
+count that is not a multiple of 64 (the mask's last partial block); enough boxes that the
+reduce block's removed bits leave shared memory (over 393,216 boxes is too many for a
+sanitizer run, so that branch is the tests' and the bench's). ``quick``: two calls (the mask
+kernel's and the reduce kernel's shared memory and barriers).
+"""
+import torch
+
+import twinops
+
+
+def _boxes(k: int, g: torch.Generator, dtype, spread: float = 100.0) -> torch.Tensor:
+    xy = torch.rand(k, 2, device=g.device, generator=g) * spread
+    wh = torch.rand(k, 2, device=g.device, generator=g) * spread / 4
+    return torch.cat([xy, xy + wh], 1).to(dtype)
+
+
+def cases(g: torch.Generator, quick: bool) -> int:
+    """Runs nms's cases on g's device (CUDA under the sanitizer); returns how many."""
+    if quick:
+        b = _boxes(200, g, torch.float32)
+        s = torch.rand(200, device=g.device, generator=g)
+        twinops.nms(b, s, 0.5)
+        twinops.batched_nms(b, s, (s * 7).long(), 0.5)
+        return 2
+    n = 0
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        for k in (1, 63, 64, 65, 1000):
+            b = _boxes(k, g, dtype)
+            s = torch.rand(k, device=g.device, generator=g).to(dtype)
+            if k > 3:
+                b[1, 0] = float("nan")
+                b[2, 2] = float("inf")
+                s[3] = float("nan")
+                s[k // 2:] = s[0]  # ties
+            for thr in (0.0, 0.5, 1.0):
+                twinops.nms(b, s, thr)
+                twinops.batched_nms(b, s, torch.randint(0, 5, (k,), device=g.device, generator=g), thr)
+                n += 2
+    return n
