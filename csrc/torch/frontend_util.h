@@ -5,6 +5,10 @@
 #include <c10/util/ArrayRef.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace twinops {
@@ -13,6 +17,28 @@ namespace torch_frontend {
 // Throws c10::Error with `msg`. Messages are built as one std::string: some torch builds (seen
 // with 2.11) crash while formatting integer arguments passed to TORCH_CHECK from an extension.
 [[noreturn]] inline void fail(const std::string& msg) { TORCH_CHECK(false, msg); }
+
+// A double as Python's repr writes it: the shortest decimal that reads back to the same value
+// ("0.1", "1.5", "nan", "inf"). Formatted here, not with c10::str, for the reason above.
+inline std::string double_str(double v) {
+  if (v != v) return "nan";
+  if (v == HUGE_VAL || v == -HUGE_VAL) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s(buf);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+// A tensor layout as c10 names it ("Sparse", "SparseCsr"), formatted by this file's code.
+inline std::string layout_str(at::Layout layout) {
+  std::ostringstream os;
+  os << layout;
+  return os.str();
+}
 
 // A shape as "(2, 3, 4)".
 inline std::string shape_str(at::IntArrayRef s) {

@@ -24,7 +24,7 @@ bool floating(at::ScalarType s) {
 
 void check_dense(const std::string& who, const char* name, const at::Tensor& t) {
   if (t.layout() != at::kStrided)
-    fail(who + ": " + name + " must be a dense (strided) tensor, got layout " + c10::str(t.layout()) +
+    fail(who + ": " + name + " must be a dense (strided) tensor, got layout " + layout_str(t.layout()) +
          " (call .to_dense() first)");
 }
 
@@ -55,7 +55,7 @@ Params check_nms(const std::string& who, const Desc& boxes, const Desc& scores, 
       fail(who + ": idxs must be on boxes' device (" + boxes.device.str() + "), got " + classes->device.str());
   }
   if (!(iou_threshold >= 0.0 && iou_threshold <= 1.0))  // NaN fails too
-    fail(who + ": iou_threshold must be in [0, 1], got " + c10::str(iou_threshold));
+    fail(who + ": iou_threshold must be in [0, 1], got " + double_str(iou_threshold));
   if (boxes.device.is_cuda() && K > kMaxCudaBoxes)
     fail(who + ": at most " + std::to_string(kMaxCudaBoxes) + " boxes on CUDA, got " + std::to_string(K));
   Params p;

@@ -22,8 +22,8 @@ namespace {
 
 at::Tensor run_cuda(const std::string& who, const at::Tensor& boxes, const at::Tensor& scores,
                     const at::Tensor& classes, double iou_threshold) {
+  Params p = check_nms(who, boxes, scores, classes, iou_threshold);  // first: one input may be on the CPU
   const c10::cuda::CUDAGuard guard(boxes.device());
-  Params p = check_nms(who, boxes, scores, classes, iou_threshold);
   at::Tensor keep = at::empty({p.count}, boxes.options().dtype(at::kLong));
   if (p.count == 0) return keep;
   const at::Tensor b = boxes.contiguous(), s = scores.contiguous();

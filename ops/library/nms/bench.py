@@ -35,9 +35,11 @@ def _torchvision_ops():
 
 @dataclass(frozen=True)
 class Case(BenchCase):
-    op: str = "nms"
-    boxes: int = 1000
-    classes: int = 1
+    op: str  # "nms" | "batched_nms"
+    boxes: int
+    classes: int
+    dtype: str
+    direction: str  # "forward" (NMS has no gradient)
 
     def labels(self) -> Tuple[str, ...]:
         return (self.op, str(self.boxes), str(self.classes), self.dtype)
@@ -71,8 +73,8 @@ class Case(BenchCase):
 def build_cases(cfg: Config) -> List[Case]:
     cases = []
     for dtype in cfg.dtypes:
-        cases += [Case(dtype=dtype, direction="forward", op="nms", boxes=k) for k in NMS_BOXES]
-        cases.append(Case(dtype=dtype, direction="forward", op="batched_nms", boxes=BATCHED[0], classes=BATCHED[1]))
+        cases += [Case(op="nms", boxes=k, classes=1, dtype=dtype, direction="forward") for k in NMS_BOXES]
+        cases.append(Case(op="batched_nms", boxes=BATCHED[0], classes=BATCHED[1], dtype=dtype, direction="forward"))
     return cases
 
 

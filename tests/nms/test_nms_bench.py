@@ -1,0 +1,23 @@
+"""nms's bench cases (ops/library/nms/bench.py) on the CPU: the inputs they draw give torchvision's
+results exactly (distinct scores), so a CUDA run's parity check can only fail on a real difference."""
+import pytest
+import torch
+
+from twinops.bench.harness import Config
+from twinops.library.nms.bench import BENCH, Case
+
+
+def test_cases_cover_both_ops_and_every_dtype():
+    cases = BENCH.build_cases(Config(dtypes=("float32", "float16")))
+    assert {(c.op, c.dtype) for c in cases} == {(o, d) for o in ("nms", "batched_nms") for d in ("float32", "float16")}
+    assert all(c.direction == "forward" for c in cases)
+
+
+@pytest.mark.parametrize("op, classes", [("nms", 1), ("batched_nms", 80)])
+def test_case_inputs_give_torchvision_results(op, classes):
+    pytest.importorskip("torchvision", reason="torchvision (the baseline) is not installed")
+    case = Case(op=op, boxes=600, classes=classes, dtype="float32", direction="forward")
+    inputs = case.make_inputs(torch.device("cpu"), torch.Generator().manual_seed(0))
+    got, want = case.candidate(*inputs), case.baseline(*inputs)
+    assert got.numel() > 0 and torch.equal(got, want)
+    assert case.labels() == (op, "600", str(classes), "float32")
