@@ -21,3 +21,12 @@ def test_case_inputs_give_torchvision_results(op, classes):
     got, want = case.candidate(*inputs), case.baseline(*inputs)
     assert got.numel() > 0 and torch.equal(got, want)
     assert case.labels() == (op, "600", str(classes), "float32")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_case_scores_are_distinct_in_every_dtype(dtype):
+    """Ties would leave torchvision's order open and make the parity check fail by chance."""
+    case = Case(op="nms", boxes=20000, classes=1, dtype=dtype, direction="forward")
+    _, scores = case.make_inputs(torch.device("cpu"), torch.Generator().manual_seed(1))
+    assert scores.dtype == case.torch_dtype and torch.isfinite(scores).all() and (scores > 0).all()
+    assert scores.unique().numel() == 20000

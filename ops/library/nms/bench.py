@@ -4,7 +4,7 @@ the method is the harness's, see ``harness.py``).
 Cases (forward only: NMS has no gradient): ``nms`` over 1,000 / 5,000 / 20,000 boxes and
 ``batched_nms`` over 8,400 boxes in 80 classes (a YOLO head), IoU threshold 0.5. Boxes are
 detector-like: centres uniform in a 640 x 640 image, sides 8 to 128 pixels; scores are distinct
-(a permutation), so torchvision's order is defined and both results must be equal. Both sides'
+(``_distinct_scores``), so torchvision's order is defined and both results must be equal. Both sides'
 time is the whole call: torchvision's CUDA nms copies its suppression mask to the host and
 finishes there; twinops' runs on the device and reads back only the kept count (to size its
 output). Bytes = boxes + scores read, kept indices written (the floor is tiny: NMS is bound by
@@ -33,6 +33,20 @@ def _torchvision_ops():
     return torchvision.ops
 
 
+def _distinct_scores(k: int, dtype: torch.dtype, generator, device) -> torch.Tensor:
+    """k distinct positive scores of ``dtype`` in random order: a permutation of k / K in float32
+    and float64; in float16 and bfloat16, which hold too few values in [0, 1) for 20,000
+    distinct ones, k distinct positive finite values drawn from all of them (their bit
+    patterns 1 .. 0x7BFF, 0x7F7F)."""
+    if dtype in (torch.float32, torch.float64):
+        return (torch.randperm(k, generator=generator, device=device).to(dtype) + 1) / k
+    top = 0x7BFF if dtype == torch.float16 else 0x7F7F
+    if k > top:
+        raise ValueError(f"at most {top} distinct positive {dtype} scores, asked for {k}")
+    bits = torch.randperm(top, generator=generator, device=device)[:k] + 1
+    return bits.to(torch.int16).view(dtype)
+
+
 @dataclass(frozen=True)
 class Case(BenchCase):
     op: str  # "nms" | "batched_nms"
@@ -49,7 +63,7 @@ class Case(BenchCase):
         centre = torch.rand(k, 2, generator=generator, device=device) * 640
         side = 8 + torch.rand(k, 2, generator=generator, device=device) * 120
         boxes = torch.cat([centre - side / 2, centre + side / 2], 1).to(self.torch_dtype)
-        scores = (torch.randperm(k, generator=generator, device=device).float() / k).to(self.torch_dtype)
+        scores = _distinct_scores(k, self.torch_dtype, generator, device)
         if self.op == "nms":
             return boxes, scores
         return boxes, scores, torch.randint(0, self.classes, (k,), generator=generator, device=device)
