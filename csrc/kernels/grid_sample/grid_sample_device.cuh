@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "../dtype_convert.cuh"
+#include "../workspace.h"
 #include "grid_sample.cuh"
 #include "grid_sample_tuning.h"
 
@@ -157,15 +158,7 @@ TWIN_HD int64_t elements_per_batch(const Params& p) { return p.in[0] * p.in[1] *
 // Blocks of kThreads for `threads` threads.
 inline unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
-// Hands out the byte offsets of consecutive workspace arrays, each start 256-byte aligned.
-struct WorkspaceOffsets {
-  size_t end = 0;  // bytes handed out so far, rounded up to the alignment
-  size_t take(size_t bytes) {
-    const size_t at = end;
-    end = (end + bytes + 255) & ~static_cast<size_t>(255);
-    return at;
-  }
-};
+using ::twinops::WorkspaceOffsets;
 
 }  // namespace kernels
 

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "../dtype_convert.cuh"
+#include "../workspace.h"
 #include "nms.h"
 
 namespace twinops {
@@ -61,28 +62,23 @@ template <typename T>
 Layout layout(const Params& p) {
   using Key = KeyOf<T>;
   const auto K = static_cast<size_t>(p.count), W = static_cast<size_t>(words_per_row(p.count));
-  size_t end = 0;
-  const auto take = [&](size_t bytes) {
-    const size_t at = end;
-    end = (end + bytes + 255) & ~size_t(255);
-    return at;
-  };
+  WorkspaceOffsets w;
   Layout L{};
-  L.keys = take(sizeof(Key) * K);
-  L.keys_sorted = take(sizeof(Key) * K);
-  L.index = take(sizeof(int32_t) * K);
-  L.order = take(sizeof(int32_t) * K);
-  L.boxes = take(sizeof(AccOf<T>) * 4 * K);
-  L.classes = take(sizeof(int64_t) * K);
-  L.mask = take(sizeof(unsigned long long) * K * W);
-  L.removed = take(sizeof(unsigned long long) * W);
+  L.keys = w.take(sizeof(Key) * K);
+  L.keys_sorted = w.take(sizeof(Key) * K);
+  L.index = w.take(sizeof(int32_t) * K);
+  L.order = w.take(sizeof(int32_t) * K);
+  L.boxes = w.take(sizeof(AccOf<T>) * 4 * K);
+  L.classes = w.take(sizeof(int64_t) * K);
+  L.mask = w.take(sizeof(unsigned long long) * K * W);
+  L.removed = w.take(sizeof(unsigned long long) * W);
   size_t scratch = 0;
-  CUB_NS_QUALIFIER::DeviceRadixSort::SortPairsDescending(nullptr, scratch, static_cast<const Key*>(nullptr),
-                                            static_cast<Key*>(nullptr), static_cast<const int32_t*>(nullptr),
-                                            static_cast<int32_t*>(nullptr), static_cast<int>(p.count));
-  L.sort_scratch = take(scratch);
+  CUB_NS_QUALIFIER::DeviceRadixSort::SortPairsDescending(
+      nullptr, scratch, static_cast<const Key*>(nullptr), static_cast<Key*>(nullptr),
+      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), static_cast<int>(p.count));
+  L.sort_scratch = w.take(scratch);
   L.sort_scratch_bytes = scratch;
-  L.bytes = end;
+  L.bytes = w.end;
   return L;
 }
 
@@ -146,10 +142,9 @@ __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, con
 
 // The greedy pass over the mask (one block of kReduceThreads): see the file comment. `removed`
 // is shared memory when the row's words fit (kSharedWords), else `removed_global`.
-__global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const Params p, const unsigned long long* __restrict__ mask,
-                                                                const int32_t* __restrict__ order,
-                                                                unsigned long long* removed_global,
-                                                                int64_t* __restrict__ keep, int64_t* __restrict__ kept) {
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const Params p, const unsigned long long* __restrict__ mask, const int32_t* __restrict__ order,
+                  unsigned long long* removed_global, int64_t* __restrict__ keep, int64_t* __restrict__ kept) {
   extern __shared__ unsigned long long removed_shared[];
   __shared__ unsigned long long diag[kBoxesPerWord];
   __shared__ unsigned long long kept_bits;
@@ -181,7 +176,8 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const Params p, 
     if (mine != 0) {
       for (int64_t w = b + 1 + threadIdx.x; w < W; w += blockDim.x) {
         unsigned long long acc = removed[w];
-        for (unsigned long long m = mine; m != 0; m &= m - 1) acc |= mask[(r0 + __ffsll(static_cast<long long>(m)) - 1) * W + w];
+        for (unsigned long long m = mine; m != 0; m &= m - 1)
+          acc |= mask[(r0 + __ffsll(static_cast<long long>(m)) - 1) * W + w];
         removed[w] = acc;
       }
     }
@@ -228,9 +224,10 @@ cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int
   keys_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, scores, key, index);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   size_t scratch = L.sort_scratch_bytes;
-  if ((e = CUB_NS_QUALIFIER::DeviceRadixSort::SortPairsDescending(ws + L.sort_scratch, scratch, key, key_sorted, index, order,
-                                                     static_cast<int>(K), 0, static_cast<int>(8 * sizeof(Key)),
-                                                     stream)) != cudaSuccess)
+  if ((e = CUB_NS_QUALIFIER::DeviceRadixSort::SortPairsDescending(ws + L.sort_scratch, scratch, key, key_sorted,
+                                                                 index, order, static_cast<int>(K), 0,
+                                                                 static_cast<int>(8 * sizeof(Key)), stream)) !=
+      cudaSuccess)
     return e;
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
