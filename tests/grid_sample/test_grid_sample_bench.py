@@ -85,16 +85,20 @@ def _row(mode="bilinear", dtype="float32", direction="forward", torch_ms=0.12, t
 
 
 def test_target_lines():
-    rows = [_row(), _row(mode="bicubic", twinops_ms=0.1, torch_ms=0.12),
-            _row(direction="backward", torch_ms=0.46, twinops_ms=0.4),
-            _row(direction="backward", dtype="float16", torch_ms=0.9, twinops_ms=0.45),
-            _row(grid="random", twinops_ms=10.0)]  # random grids have no target
+    rows = [_row(), _row(mode="bicubic", twinops_ms=0.1, torch_ms=0.12),  # 4x (needs 1.5x), 1.2x (needs 1x)
+            _row(mode="bilinear", dtype="float16", twinops_ms=0.1, torch_ms=0.12),  # 1.2x, needs 1.5x
+            _row(direction="backward", torch_ms=0.46, twinops_ms=0.4),  # 1.15x, needs 1x
+            _row(direction="backward", dtype="float16", torch_ms=0.9, twinops_ms=0.5),  # 1.8x, needs 2x
+            _row(grid="random", twinops_ms=0.13)]  # 0.92x: random grids must not be slower either
     lines = gb.target_lines(rows)
     assert len(lines) == 2
-    assert lines[0].startswith("smooth forwards at 8x64x128x128: 1 of 2 reach")
-    assert "bicubic zeros float32 1.2x" in lines[0]
-    assert lines[1].startswith("smooth backwards at 8x64x128x128: 1 of 2 reach")
-    assert "float16 2.0x (needs 3x)" in lines[1]
+    assert lines[0].startswith("forwards at 8x64x128x128: 2 of 4 reach their target")
+    assert "bilinear zeros smooth float16 1.20x (needs 1.5x)" in lines[0]
+    assert "bilinear zeros random float32 0.92x (needs 1x)" in lines[0] and "bicubic" not in lines[0]
+    assert lines[1].startswith("backwards at 8x64x128x128: 1 of 2 reach their target")
+    assert "float16 1.80x (needs 2x)" in lines[1]
+    few = gb.Case("bilinear", "zeros", "smooth", "float32", (1, 3, 1080, 1920), "backward")
+    assert gb.target_speedup(few) == 0.7
     md = report.to_markdown(gb.BENCH, {"gpu": "G", "torch": "t", "cuda": "c", "twinops": "v", "date": "d",
                                        "copy_bandwidth_tbps": 4.0, "warmup": 1, "reps": 1, "l2_flush": True}, rows)
     assert "| mode | padding | grid | dtype | input |" in md
