@@ -214,3 +214,31 @@ def test_torch_compile_with_dynamic_output():
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
         got = torch.compile(f, fullgraph=True, backend="aot_eager")(b, s)
     assert torch.equal(got, f(b, s))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tie_rule_is_onnx_nonmaxsuppressions(seed):
+    """ONNX NonMaxSuppression (onnx.reference) orders equal scores by lower index: so does
+    twinops. Boxes are stacks of identical squares far apart (IoU 1 or 0, nowhere near the
+    threshold), scores from three values (ties within and across stacks)."""
+    pytest.importorskip("onnx", reason="onnx is not installed")
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(seed)
+    k = 60
+    corner = rng.integers(0, 8, k) * 100.0
+    boxes = np.stack([corner, corner, corner + 10, corner + 10], 1).astype(np.float32)  # square: (y, x) order moot
+    scores = (rng.integers(0, 3, k) / 3).astype(np.float32)
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou"], ["selected"], center_point_box=0)
+    graph = helper.make_graph(
+        [node], "nms",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, k, 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, k]),
+         helper.make_tensor_value_info("max_out", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    selected, = ReferenceEvaluator(model).run(None, {"boxes": boxes[None], "scores": scores[None, None],
+                                                     "max_out": np.array([k]), "iou": np.array([0.5], np.float32)})
+    got = twinops.nms(torch.from_numpy(boxes), torch.from_numpy(scores), 0.5)
+    assert got.tolist() == selected[:, 2].tolist()
