@@ -121,7 +121,7 @@ def test_the_generated_choice_tables_are_current():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert gen.stale() == [], "run python tools/gen_choices.py"
-    for op in gen._op_list():  # one header per declared family, with at least the tables its nodes declare
+    for op in gen._op_list():  # one header per family with enum attributes, holding at least their tables
         text = open(gen.path(op)).read()
         for name in gen._tables(op):
             assert f" {name}[] = " in text

@@ -44,10 +44,10 @@ def _module(dotted: str):
 
 
 def _op_list() -> tuple:
-    """The families of the op list that have a declaration module (a family whose ops are not
-    declared yet has no node attributes, hence no tables)."""
+    """The families of the op list whose nodes have enum attributes (a family without any, or
+    without a declaration module yet, needs no tables and gets no header)."""
     return tuple(op for op in _module("op_list").OPS
-                 if os.path.exists(os.path.join(ROOT, "ops", "library", op, "declaration.py")))
+                 if os.path.exists(os.path.join(ROOT, "ops", "library", op, "declaration.py")) and _tables(op))
 
 
 def _nodes(op: str) -> list:

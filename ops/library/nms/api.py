@@ -14,17 +14,10 @@ from torch import Tensor
 
 from ... import _ext  # noqa: F401  (registers torch.ops.twinops)
 from ..._ext import size_hints
-from ...opdef import FLOATING, TensorArg, check_tensor, renamed, type_name
+from ...opdef import check_arg, check_tensor, renamed, type_name
+from .declaration import BOXES, IDXS, IOU_THRESHOLD, SCORES
 
-__all__ = ["nms", "batched_nms"]
-
-BOXES = TensorArg("boxes", ranks=(2,), layout="K, 4: x1, y1, x2, y2", dtypes=FLOATING, differentiable=False,
-                  doc="the boxes, (x1, y1, x2, y2) with x1 <= x2 and y1 <= y2 for a box with an area")
-SCORES = TensorArg("scores", ranks=(1,), layout="K", dtypes=FLOATING, differentiable=False,
-                   doc="one score per box, boxes' dtype")
-IDXS = TensorArg("idxs", ranks=(1,), layout="K", dtypes=(torch.int64, torch.int32), differentiable=False,
-                 doc="one class per box: boxes of different classes never suppress each other")
-
+__all__ = ["nms", "batched_nms", "NMS", "BatchedNMS"]
 
 def _check(boxes, scores, idxs, iou_threshold, who: str) -> None:
     """The Python API's checks: each tensor's type, rank and dtype, and the threshold's type (the
@@ -35,6 +28,7 @@ def _check(boxes, scores, idxs, iou_threshold, who: str) -> None:
         check_tensor(IDXS, idxs, who)
     if isinstance(iou_threshold, (bool, torch.Tensor)) or not isinstance(iou_threshold, numbers.Real):
         raise TypeError(f"{who}: iou_threshold must be a float, got {type_name(iou_threshold)}")
+    check_arg(IOU_THRESHOLD, iou_threshold, who)  # finite
 
 
 def _call(op, args, who: str) -> Tensor:
@@ -81,6 +75,28 @@ def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: floa
     who = "twinops.batched_nms"
     _check(boxes, scores, idxs, iou_threshold, who)
     return _call(torch.ops.twinops.batched_nms, (boxes, scores, idxs, float(iou_threshold)), who)
+
+
+class NMS(torch.nn.Module):
+    """Module form of :func:`nms`: ``NMS(iou_threshold=0.5)``, ``forward(boxes, scores)``."""
+
+    def __init__(self, iou_threshold: float = 0.5):
+        super().__init__()
+        self.iou_threshold = iou_threshold
+
+    def forward(self, boxes: Tensor, scores: Tensor) -> Tensor:
+        return nms(boxes, scores, self.iou_threshold)
+
+    def extra_repr(self) -> str:
+        return f"iou_threshold={self.iou_threshold}"
+
+
+class BatchedNMS(NMS):
+    """Module form of :func:`batched_nms`: ``BatchedNMS(iou_threshold=0.5)``, ``forward(boxes,
+    scores, idxs)``."""
+
+    def forward(self, boxes: Tensor, scores: Tensor, idxs: Tensor) -> Tensor:
+        return batched_nms(boxes, scores, idxs, self.iou_threshold)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-__all__ = ["nms_reference", "score_order"]
+__all__ = ["nms_reference", "score_order", "nms_case_reference", "batched_nms_case_reference", "TOLERANCES"]
 
 
 def score_order(scores: np.ndarray) -> np.ndarray:
@@ -60,3 +60,18 @@ def nms_reference(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: floa
             iou = inter / ((area[r] + area[rest]) - inter)
             alive[rest[iou.astype(np.float64) > iou_threshold]] = False
     return torch.tensor(np.array(keep, dtype=np.int64), dtype=torch.int64)
+
+
+# The kept indices are exact: every backend must give the reference's, element for element.
+TOLERANCES = {dtype: (0.0, 0.0) for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16)}
+
+
+def nms_case_reference(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    """The declaration's reference of ``twinops.nms`` (:func:`nms_reference`)."""
+    return nms_reference(boxes, scores, iou_threshold)
+
+
+def batched_nms_case_reference(boxes: torch.Tensor, scores: torch.Tensor, idxs: torch.Tensor,
+                               iou_threshold: float) -> torch.Tensor:
+    """The declaration's reference of ``twinops.batched_nms`` (:func:`nms_reference` per class)."""
+    return nms_reference(boxes, scores, iou_threshold, idxs)

@@ -5,6 +5,11 @@ iou_threshold)``: K from 0 to 120; boxes clustered around a few centres, nested,
 degenerate (zero width or height, inverted), far apart, or a mix with NaN / Inf coordinates;
 scores from a few distinct values (many ties), with a NaN now and then; thresholds 0, 0.5, 1 or
 any in [0, 1]. Tests cast to the dtype under test.
+
+For the toolkit (``twinops check`` / ``regress``, the conformance tests): ``nms_cases()`` and
+``batched_nms_cases()`` draw ``(shapes, kwargs)``, and the declaration's input factories
+(``boxes_factory``, ``scores_factory``, ``classes_factory``) make valid inputs for any shape:
+clustered boxes (so that some overlap), scores from a few levels (ties), classes in [0, 3).
 """
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-__all__ = ["nms_inputs", "BOX_KINDS"]
+__all__ = ["nms_inputs", "BOX_KINDS", "nms_cases", "batched_nms_cases", "boxes_factory", "scores_factory",
+           "classes_factory"]
 
 BOX_KINDS = ("clustered", "nested", "identical", "degenerate", "far", "nonfinite")
 
@@ -56,3 +62,42 @@ def nms_inputs(draw, max_boxes: int = 120):
     classes = torch.from_numpy(rng.integers(0, draw(st.integers(1, 4)), k))
     threshold = draw(st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0, 1)))
     return boxes, scores, classes, threshold
+
+
+def boxes_factory(ctx) -> torch.Tensor:
+    """(K, 4) clustered boxes (x1 < x2, y1 < y2) in ``ctx.dtype``, from ``ctx.seed``."""
+    rng = np.random.default_rng(ctx.seed)
+    return torch.from_numpy(_boxes("clustered", ctx.shape[0], rng)).to(ctx.dtype)
+
+
+def scores_factory(ctx) -> torch.Tensor:
+    """(K,) scores from four levels (many ties) in ``ctx.dtype``, from ``ctx.seed``."""
+    rng = np.random.default_rng(ctx.seed)
+    return torch.from_numpy(rng.integers(1, 5, ctx.shape[0]) / 4).to(ctx.dtype)
+
+
+def classes_factory(ctx) -> torch.Tensor:
+    """(K,) classes in [0, 3) in ``ctx.dtype`` (int64 or int32), from ``ctx.seed``."""
+    rng = np.random.default_rng(ctx.seed)
+    return torch.from_numpy(rng.integers(0, 3, ctx.shape[0])).to(ctx.dtype)
+
+
+def _thresholds():
+    return st.one_of(st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0]), st.floats(0, 1))
+
+
+@st.composite
+def _nms_case(draw, batched: bool, max_boxes: int = 60):
+    k = draw(st.integers(0, max_boxes))
+    shapes = ((k, 4), (k,), (k,)) if batched else ((k, 4), (k,))
+    return shapes, dict(iou_threshold=draw(_thresholds()))
+
+
+def nms_cases():
+    """Hypothesis strategy of ``(shapes, kwargs)`` for ``twinops.nms``."""
+    return _nms_case(False)
+
+
+def batched_nms_cases():
+    """Hypothesis strategy of ``(shapes, kwargs)`` for ``twinops.batched_nms``."""
+    return _nms_case(True)
