@@ -19,6 +19,7 @@ from .declaration import BOXES, IDXS, IOU_THRESHOLD, SCORES
 
 __all__ = ["nms", "batched_nms", "NMS", "BatchedNMS"]
 
+
 def _check(boxes, scores, idxs, iou_threshold, who: str) -> None:
     """The Python API's checks: each tensor's type, rank and dtype, and the threshold's type (the
     C++ op checks shapes, devices and the threshold's range again, with its own name)."""
