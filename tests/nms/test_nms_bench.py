@@ -3,8 +3,8 @@ results exactly (distinct scores), so a CUDA run's parity check can only fail on
 import pytest
 import torch
 
-from twinops.bench.harness import Config
-from twinops.library.nms.bench import BENCH, Case
+from twinops.bench.harness import Config, Row
+from twinops.library.nms.bench import BENCH, Case, target_lines
 
 
 def test_cases_cover_both_ops_and_every_dtype():
@@ -30,3 +30,15 @@ def test_case_scores_are_distinct_in_every_dtype(dtype):
     _, scores = case.make_inputs(torch.device("cpu"), torch.Generator().manual_seed(1))
     assert scores.dtype == case.torch_dtype and torch.isfinite(scores).all() and (scores > 0).all()
     assert scores.unique().numel() == 20000
+
+
+def test_target_lines():
+    def row(op, boxes, classes, tv_ms, ms):
+        case = Case(op=op, boxes=boxes, classes=classes, dtype="float32", direction="forward")
+        return Row(case, case.nbytes(), 0.001, tv_ms, ms)
+
+    rows = [row("nms", 1000, 1, 1.0, 0.5), row("nms", 5000, 1, 2.4, 0.4), row("nms", 20000, 1, 9.5, 4.5),
+            row("batched_nms", 8400, 80, 6.6, 3.1)]
+    lines = target_lines(rows)
+    assert lines[0] == "nms: 1 of 2 rows >= 5x torchvision from 5000 boxes on; below: 20000 float32 2.11x"
+    assert lines[1] == "batched_nms: 0 of 1 rows under 0.5 ms; below: 8400x80 float32 3.100 ms"

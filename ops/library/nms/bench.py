@@ -9,16 +9,17 @@ time is the whole call: torchvision's CUDA nms copies its suppression mask to th
 finishes there; twinops' runs on the device and reads back only the kept count (to size its
 output). Bytes = boxes + scores read, kept indices written (the floor is tiny: NMS is bound by
 its O(K^2) comparisons and by latency, not by memory). Without torchvision the rows are
-``NO-REF`` (twinops timed, unchecked).
+``NO-REF`` (twinops timed, unchecked). After the table, ``target:`` lines say where the run stands
+against the speed targets (:func:`target_lines`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import List, Sequence, Tuple
 
 import torch
 
-from ...bench.harness import BenchCase, Config, OpBench
+from ...bench.harness import BenchCase, Config, OpBench, Row
 
 NMS_BOXES = (1000, 5000, 20000)
 BATCHED = (8400, 80)
@@ -84,6 +85,31 @@ class Case(BenchCase):
         return ()
 
 
+# The speed targets (docs/perf/nms-notes.md): at least 5x torchvision from 5,000 boxes on, and
+# the 8,400 x 80 batched case (a YOLO head) under 0.5 ms.
+SPEEDUP_FROM, SPEEDUP = 5000, 5.0
+BATCHED_MS = 0.5
+
+
+def target_lines(rows: Sequence[Row]) -> List[str]:
+    """Where the timed rows stand against the targets, one line per op."""
+    out = []
+    for op in ("nms", "batched_nms"):
+        timed = [r for r in rows if r.case.op == op and r.twinops_ms is not None]
+        if op == "nms":
+            timed = [r for r in timed if r.case.boxes >= SPEEDUP_FROM and r.speedup is not None]
+            below = [f"{r.case.boxes} {r.case.dtype} {r.speedup:.2f}x" for r in timed if r.speedup < SPEEDUP]
+            goal = f">= {SPEEDUP:g}x torchvision from {SPEEDUP_FROM} boxes on"
+        else:
+            below = [f"{r.case.boxes}x{r.case.classes} {r.case.dtype} {r.twinops_ms:.3f} ms" for r in timed
+                     if r.twinops_ms >= BATCHED_MS]
+            goal = f"under {BATCHED_MS:g} ms"
+        if timed:
+            line = f"{op}: {len(timed) - len(below)} of {len(timed)} rows {goal}"
+            out.append(line + ("; below: " + ", ".join(below) if below else ""))
+    return out
+
+
 def build_cases(cfg: Config) -> List[Case]:
     cases = []
     for dtype in cfg.dtypes:
@@ -100,5 +126,6 @@ BENCH = OpBench(
     candidate_name="twinops.nms",
     columns=("op", "boxes", "classes", "dtype"),
     build_cases=build_cases,
+    targets=target_lines,
     tolerance={torch.float32: 0.0, torch.float16: 0.0, torch.bfloat16: 0.0, torch.float64: 0.0},
 )
