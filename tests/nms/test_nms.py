@@ -146,7 +146,7 @@ def test_strided_inputs():
 @pytest.mark.parametrize("call, message", [
     (lambda b, s, i: twinops.nms(b[:, :3], s, 0.5), "twinops.nms: boxes must be a 2-D (K, 4) tensor of (x1, y1, x2, y2), got shape (5, 3)"),
     (lambda b, s, i: twinops.nms(b, s[:4], 0.5), "twinops.nms: scores must be a 1-D (K) tensor with one score per box (K = 5), got shape (4)"),
-    (lambda b, s, i: twinops.nms(b, s.double(), 0.5), "twinops.nms: scores must have boxes' dtype (Float), got Double"),
+    (lambda b, s, i: torch.ops.twinops.nms(b, s.double(), 0.5), "torch.ops.twinops.nms: scores must have boxes' dtype (Float), got Double"),
     (lambda b, s, i: twinops.nms(b, s, 1.5), "twinops.nms: iou_threshold must be in [0, 1], got 1.5"),
     (lambda b, s, i: torch.ops.twinops.nms(b, s, float("nan")), "torch.ops.twinops.nms: iou_threshold must be in [0, 1], got nan"),
     (lambda b, s, i: twinops.nms(b, s, -0.1), "twinops.nms: iou_threshold must be in [0, 1], got -0.1"),
@@ -166,6 +166,7 @@ def test_bad_input_value_errors(call, message):
     (lambda b, s, i: twinops.nms(b, s, "0.5"), TypeError, "twinops.nms: iou_threshold must be a float, got str"),
     (lambda b, s, i: twinops.nms(b, s, True), TypeError, "twinops.nms: iou_threshold must be a float, got bool"),
     (lambda b, s, i: twinops.nms(b, s, float("nan")), ValueError, "twinops.nms: iou_threshold must be finite, got nan"),
+    (lambda b, s, i: twinops.nms(b, s.double(), 0.5), TypeError, "twinops.nms: scores must have boxes' dtype (float32), got torch.float64"),
     (lambda b, s, i: twinops.batched_nms(b, s, i.float(), 0.5), TypeError, "twinops.batched_nms: idxs must be int64 or int32, got torch.float32"),
 ])
 def test_bad_input_type_errors(call, error, message):

@@ -25,6 +25,9 @@ def _check(boxes, scores, idxs, iou_threshold, who: str) -> None:
     C++ op checks shapes, devices and the threshold's range again, with its own name)."""
     check_tensor(BOXES, boxes, who)
     check_tensor(SCORES, scores, who)
+    if scores.dtype != boxes.dtype:
+        raise TypeError(f"{who}: scores must have boxes' dtype ({str(boxes.dtype).replace('torch.', '')}), got "
+                        f"{scores.dtype}")
     if idxs is not None:
         check_tensor(IDXS, idxs, who)
     if isinstance(iou_threshold, (bool, torch.Tensor)) or not isinstance(iou_threshold, numbers.Real):
