@@ -351,8 +351,8 @@ TWIN_HD int64_t points_per_batch(const Params& p) { return p.out[0] * p.out[1] *
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 // The grad_input design for `p` with elements of `element_bytes` bytes (grid_sample_fixed.cu):
 // the environment variable TWINOPS_GRID_SAMPLE_SCATTER = "sort" or "fixed" forces one (read per
-// call); unset or "auto", the measured rule of grid_sample_tuning.h (fixed_point_wins). float64
-// always takes the sorted gather (the fixed point's bound is sized for float opmath).
+// call); unset or any other value, the measured rule of grid_sample_tuning.h (fixed_point_wins).
+// float64 always takes the sorted gather (the fixed point's bound is sized for float opmath).
 Scatter choose_scatter(const Params& p, int element_bytes);
 
 // Device workspace (bytes) backward_cuda needs for `p` (p.scatter's design); the forward needs

@@ -231,7 +231,7 @@ Scatter choose_scatter(const Params& p, int element_bytes) {
   const char* v = std::getenv("TWINOPS_GRID_SAMPLE_SCATTER");
   if (v != nullptr && std::strcmp(v, "fixed") == 0) return kFixedPoint;
   if (v != nullptr && std::strcmp(v, "sort") == 0) return kSortedGather;
-  return fixed_point_wins(p.mode, p.c, element_bytes) ? kFixedPoint : kSortedGather;
+  return fixed_point_wins(p.mode, p.c) ? kFixedPoint : kSortedGather;
 }
 
 size_t fixed_workspace_bytes(const Params& p) { return kernels::fixed_layout(p).bytes; }

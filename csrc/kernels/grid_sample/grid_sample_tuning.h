@@ -89,8 +89,8 @@ constexpr int64_t kPlaneMaxBlocks = 4096;
 // where few channels share each pair (C <= 4: 1080p images) and for bicubic (16 taps, long
 // runs in the gather), and loses elsewhere (docs/perf/grid_sample-notes.md, "Fixed-point
 // grad_input", measured on an H100).
-constexpr bool fixed_point_wins(int mode, int64_t channels, int element_bytes) {
-  return (void)element_bytes, channels <= 4 || mode == 2;  // 2: Mode kCubic
+constexpr bool fixed_point_wins(int mode, int64_t channels) {
+  return channels <= 4 || mode == 2;  // 2: Mode kCubic
 }
 
 // Limits of one sort of the backward: (point, tap) pairs per sort (CUB's item count is an
