@@ -257,3 +257,33 @@ def test_replay_of_a_one_input_reproducer_without_shapes(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as e:
         check.main(["--replay", str(old)])
     assert e.value.code == 2
+
+
+def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monkeypatch):
+    # nms declares no TensorRT creator yet: with a plugin host and TensorRT "present", its cases
+    # must be skipped with the reason on those two backends (never run, never failed).
+    import sys
+    import types
+
+    import torch
+
+    def run_plugin(*a, **k):
+        raise AssertionError("the plugin host must not be asked to run an op without a plugin")
+
+    host = types.ModuleType("twinops.plugin_host")
+    host.unavailable_reason, host.run_plugin = (lambda: None), run_plugin
+    engine = types.ModuleType("twinops.trt")
+    engine.unavailable_reason = lambda: None
+    engine.export_and_build = run_plugin
+    monkeypatch.setitem(sys.modules, "twinops.plugin_host", host)
+    monkeypatch.setitem(sys.modules, "twinops.trt", engine)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert specs.get("nms").node is None and specs.get("grid_sample").node == "TwinopsGridSample"
+    report = tmp_path / "r.json"
+    argv = ["--ops", "nms", "--examples", "2", "--dtypes", "float32", "--no-progress",
+            "--backends", "torch-cpu", "plugin-host", "tensorrt", "--out", str(tmp_path), "--report", str(report)]
+    assert check.main(argv) == 0
+    doc = json.loads(report.read_text())
+    assert not any(c["backend"] in ("plugin-host", "tensorrt") for c in doc["comparisons"])
+    reasons = [s["reason"] for s in doc["skipped"]]
+    assert any("has no TensorRT plugin" in r for r in reasons), reasons

@@ -115,6 +115,12 @@ def _no_float64(xs, what: str) -> None:
         raise Unsupported(f"{what} has no float64 I/O (TensorRT tensors are float32/float16/bfloat16)")
 
 
+def _no_plugin(spec) -> None:
+    if spec.node is None:
+        raise Unsupported(f"op {spec.name!r} has no TensorRT plugin (its declaration lists no creator "
+                          "for its node)")
+
+
 def _declared_node(op_type: str):
     """The declaration (twinops.opdef.Node) of the ONNX node ``op_type``, or None."""
     from .. import opdef
@@ -174,8 +180,7 @@ def plugin_call(model, op_type: str, feeds: Dict[str, torch.Tensor]):
 def _plugin_host(spec, xs, kw, out_shape):
     plugin_host = importlib.import_module("twinops.plugin_host")  # sys.modules first: replaceable in tests
 
-    if spec.node is None:
-        raise Unsupported(f"op {spec.name!r} names no plugin node (OpSpec.node)")
+    _no_plugin(spec)
     _no_float64(xs, "the plugin host")
     model = export(spec, _floating_as(_as_list(xs), torch.float32), kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
@@ -188,6 +193,7 @@ def _tensorrt(spec, xs, kw, out_shape):
 
     if spec.module is None:
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
+    _no_plugin(spec)
     _no_float64(xs, "TensorRT")
     xc = [x.cuda() for x in _as_list(xs)]
     # The TorchScript exporter: static shapes, one engine per case, and much faster than dynamo.

@@ -46,7 +46,8 @@ class OpSpec:
         inputs: input names, in call order (default one, ``input``); the exported graph's inputs.
         input_args: their declarations (:class:`twinops.opdef.TensorArg`: dtypes, factory); empty:
             one plain floating input per name.
-        node: the op_type of the exported node the plugin backends run (None: the op has no plugin).
+        node: the op_type of the exported node the plugin backends run (None: the op declares no
+            plugin creator of that name, so the plugin backends skip it).
     """
 
     name: str
@@ -112,7 +113,7 @@ def from_opdef(op: "opdef.OpDef") -> OpSpec:
         outputs=tuple(t.name for t in op.outputs),
         inputs=tuple(t.name for t in op.inputs),
         input_args=tuple(op.inputs),
-        node=op.node.op_type,
+        node=op.node.op_type if any(c.name == op.node.op_type for c in op.plugins) else None,
     )
 
 
