@@ -8,7 +8,8 @@
 // 5. reduce_kernel: one block walks the blocks of 64 positions in order: one thread resolves a
 //    block's 64 positions against the removed bits so far and the block's diagonal words (a
 //    position is kept when no kept earlier position removed it), then all threads OR the kept
-//    rows into the removed bits of the later blocks. It writes the kept indices and their count.
+//    rows' words into the removed bits of the later blocks, one (row, word) pair each. It
+//    writes the kept indices and their count.
 // The result is the CPU loop's (nms_cpu.cpp): the same comparisons, decided alike.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -140,50 +141,91 @@ __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, con
   mask[r * W + cb] = bits;
 }
 
+// Loads in flight per thread in the reduce kernel's OR step.
+constexpr int kReduceUnroll = 4;
+
+// Thread 0's serial step over block b: which of its `rows` positions are kept, given the removed
+// bits so far (`gone`) and the block's diagonal words. Writes the kept positions (0..63, in order)
+// into kept_rows and returns how many. The diagonal words are read in groups of 8 (their loads
+// do not depend on the decisions), so the dependent chain is a few integer operations per row.
+__device__ __forceinline__ int resolve_block(unsigned long long gone, const unsigned long long* diag, int rows,
+                                             int* kept_rows) {
+  int n = 0;
+  for (int t0 = 0; t0 < rows; t0 += 8) {
+    unsigned long long d[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) d[u] = diag[t0 + u];  // diag holds 64 words, zero past `rows`
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int t = t0 + u;
+      if (t < rows && !((gone >> t) & 1ull)) {
+        gone |= d[u];
+        kept_rows[n++] = t;
+      }
+    }
+  }
+  return n;
+}
+
 // The greedy pass over the mask (one block of kReduceThreads): see the file comment. `removed`
-// is shared memory when the row's words fit (kSharedWords), else `removed_global`.
+// is shared memory when the row's words fit (kSharedWords), else `removed_global`. Per block of
+// 64 positions the dependent steps are: the diagonal words (loaded during the previous block's
+// OR step), thread 0's serial resolve, and one round of OR loads: the (kept row, later word)
+// pairs are spread over all threads, consecutive threads on consecutive words of a row
+// (coalesced), each OR-ing its word into `removed` with an atomic (OR is order-independent, so
+// the result does not depend on scheduling).
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_kernel(const Params p, const unsigned long long* __restrict__ mask, const int32_t* __restrict__ order,
                   unsigned long long* removed_global, int64_t* __restrict__ keep, int64_t* __restrict__ kept) {
   extern __shared__ unsigned long long removed_shared[];
-  __shared__ unsigned long long diag[kBoxesPerWord];
-  __shared__ unsigned long long kept_bits;
-  __shared__ int64_t count;
+  __shared__ unsigned long long diag[2][kBoxesPerWord];
+  __shared__ int kept_rows[kBoxesPerWord];
+  __shared__ int kept_now;
   const int64_t W = words_per_row(p.count);
   unsigned long long* removed = W <= kSharedWords ? removed_shared : removed_global;
   for (int64_t w = threadIdx.x; w < W; w += blockDim.x) removed[w] = 0;
-  if (threadIdx.x == 0) count = 0;
+  const int tid = static_cast<int>(threadIdx.x);
+  // Block b's diagonal word of row r0 + t (0 past the last position).
+  auto diag_word = [&](int64_t b, int t) -> unsigned long long {
+    const int64_t r = b * kBoxesPerWord + t;
+    return r < p.count ? mask[r * W + b] : 0ull;
+  };
+  if (tid < kBoxesPerWord) diag[0][tid] = diag_word(0, tid);
   __syncthreads();
+  int64_t count = 0;  // kept so far (every thread tracks it)
   for (int64_t b = 0; b < W; ++b) {
     const int64_t r0 = b * kBoxesPerWord;
     const int rows = static_cast<int>(p.count - r0 < kBoxesPerWord ? p.count - r0 : kBoxesPerWord);
-    if (threadIdx.x < rows) diag[threadIdx.x] = mask[(r0 + threadIdx.x) * W + b];
+    if (tid == 0) kept_now = resolve_block(removed[b], diag[b & 1], rows, kept_rows);
     __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned long long gone = removed[b], mine = 0;
-      int64_t n = count;
-      for (int t = 0; t < rows; ++t) {
-        if ((gone >> t) & 1ull) continue;
-        mine |= 1ull << t;
-        gone |= diag[t];
-        keep[n++] = order[r0 + t];
+    const int n = kept_now;
+    // The next block's diagonal, loaded while this block's OR step runs.
+    const unsigned long long next = tid < kBoxesPerWord && b + 1 < W ? diag_word(b + 1, tid) : 0ull;
+    if (tid < n) keep[count + tid] = order[r0 + kept_rows[tid]];
+    const uint32_t later = static_cast<uint32_t>(W - b - 1);
+    const uint32_t pairs = static_cast<uint32_t>(n) * later;  // <= 64 * 65,534
+    for (uint32_t q0 = tid; q0 < pairs; q0 += kReduceThreads * kReduceUnroll) {
+      unsigned long long v[kReduceUnroll];
+      uint32_t word[kReduceUnroll];
+#pragma unroll
+      for (int u = 0; u < kReduceUnroll; ++u) {
+        const uint32_t q = q0 + u * kReduceThreads;
+        v[u] = 0;
+        word[u] = 0;
+        if (q < pairs) {
+          word[u] = static_cast<uint32_t>(b + 1) + q % later;
+          v[u] = mask[(r0 + kept_rows[q / later]) * W + word[u]];
+        }
       }
-      count = n;
-      kept_bits = mine;
+#pragma unroll
+      for (int u = 0; u < kReduceUnroll; ++u)
+        if (v[u] != 0) atomicOr(&removed[word[u]], v[u]);
     }
-    __syncthreads();
-    const unsigned long long mine = kept_bits;
-    if (mine != 0) {
-      for (int64_t w = b + 1 + threadIdx.x; w < W; w += blockDim.x) {
-        unsigned long long acc = removed[w];
-        for (unsigned long long m = mine; m != 0; m &= m - 1)
-          acc |= mask[(r0 + __ffsll(static_cast<long long>(m)) - 1) * W + w];
-        removed[w] = acc;
-      }
-    }
+    if (tid < kBoxesPerWord) diag[(b + 1) & 1][tid] = next;
+    count += n;
     __syncthreads();
   }
-  if (threadIdx.x == 0) *kept = count;
+  if (tid == 0) *kept = count;
 }
 
 }  // namespace kernels
