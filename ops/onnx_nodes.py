@@ -194,13 +194,16 @@ def translation(node: Node, body: Callable) -> Callable:
     lists stay unannotated (inputs)."""
     schema = _torch_schema(node)
     types = {a.name: _ANNOTATIONS[a.type] for a in node.attrs}
+    # The schema's defaults too: torch.export leaves out trailing arguments equal to them.
     params = [inspect.Parameter(arg.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                **({"annotation": types[arg.name]} if arg.name in types else {}))
+                                **({"annotation": types[arg.name]} if arg.name in types else {}),
+                                **({"default": arg.default_value} if arg.has_default_value() else {}))
               for arg in schema.arguments]
     signature = inspect.Signature(params)
 
     def fn(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
         return body(dict(bound.arguments))
 
     fn.__signature__ = signature

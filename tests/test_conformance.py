@@ -67,9 +67,14 @@ def test_opcheck(op, sample):
     assert op.node.torch_op in called
     if op.backward_op:
         assert op.backward_op in called
+    # torch's aot check backpropagates through every output: an op whose floating outputs are
+    # not differentiable (its backward raises, by design) is compiled in its own tests instead.
+    utils = [u for u in ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+             if not (u == "test_aot_dispatch_dynamic" and not op.backward_op
+                     and any(t.dtypes[0].is_floating_point for t in op.outputs))]
     for func, args in rec.calls:
         first = func._opname == op.node.torch_op.split("::")[1]
-        torch.library.opcheck(func, tuple(_clone(a, first) for a in args))
+        torch.library.opcheck(func, tuple(_clone(a, first) for a in args), test_utils=utils)
 
 
 @pytest.mark.parametrize("op,sample", SAMPLES)
@@ -160,11 +165,14 @@ def test_export_checker_and_reference_at_other_shapes(op, sample, exporter):
         xs = _inputs(op, shapes, torch.float64, seed=1)
         feeds = {i.name: x.numpy() for i, x in zip(proto.graph.input, xs)} if len(graph_inputs) == len(xs) else \
             {t.name: x.numpy() for t, x in zip(op.inputs, xs) if t.name in graph_inputs}
-        (got,) = ev.run(None, feeds)
+        gots = ev.run(None, feeds)
         with torch.no_grad():
-            want = module(*xs).numpy()
-        assert got.shape == want.shape, shapes
-        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol, err_msg=str(shapes))
+            wants = module(*xs)
+        wants = wants if isinstance(wants, (tuple, list)) else (wants,)
+        assert len(gots) == len(wants) == len(op.outputs)
+        for got, want, t in zip(gots, wants, op.outputs):
+            assert got.shape == tuple(want.shape) and got.dtype == want.numpy().dtype, (t.name, shapes)
+            np.testing.assert_allclose(got, want.numpy(), atol=atol, rtol=rtol, err_msg=f"{t.name} {shapes}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 
 ``twinops.nms`` is the torch op ``twinops::nms`` and the ONNX node ``TwinopsNMS``;
 ``twinops.batched_nms`` is ``twinops::batched_nms`` and ``TwinopsBatchedNMS``. Both give the kept
-boxes' indices, a 1-D int64 output whose length depends on the data (at most K). No TensorRT
-plugin creators yet (docs/ops/nms.md, "Faces not yet built"). Not differentiable.
+boxes' indices, a 1-D int64 output whose length depends on the data (at most K).
+``twinops.batched_nms_padded`` is ``twinops::batched_nms_padded`` and ``TwinopsBatchedNMSPadded``:
+per image, fixed-shape outputs padded past the detections (EfficientNMS_TRT's layout plus the
+boxes' indices). No TensorRT plugin creators yet (docs/ops/nms.md, "Faces not yet built"). Not
+differentiable.
 
 Everything else (argument checks, exporters, onnx.reference, ``twinops check`` / ``regress``
 cases, conformance tests, ``python -m twinops ops``) reads this declaration.
@@ -70,5 +73,62 @@ BATCHED_NMS = register(OpDef(
     regress_cases=(("k40-iou0.5", ((40, 4), (40,), (40,)), dict(iou_threshold=0.5)),),
     samples=(Sample(((30, 4), (30,), (30,)), dict(iou_threshold=0.5)),),
     doc="torchvision.ops.batched_nms with a fixed tie rule",
+    **_CASES,
+))
+
+
+# batched_nms_padded: per image b of B, N boxes (one per box, or one per box and class) and C scores.
+PADDED_BOXES = TensorArg("boxes", ranks=(3, 4), layout="B, N, 4 or B, N, C, 4: x1, y1, x2, y2", dtypes=FLOATING,
+                         differentiable=False, dynamic=(0, 1), factory=f"{_STRATEGIES}:padded_boxes_factory",
+                         doc="(B, N, 4) boxes shared by the classes, or (B, N, C, 4) one box per class")
+PADDED_SCORES = TensorArg("scores", ranks=(3,), layout="B, N, C", dtypes=FLOATING, differentiable=False,
+                          dynamic=(0, 1), factory=f"{_STRATEGIES}:padded_scores_factory",
+                          doc="(B, N, C) one score per box and class, boxes' dtype")
+NUM_DETECTIONS = TensorArg("num_detections", ranks=(2,), layout="B, 1", dtypes=(torch.int32,),
+                           differentiable=False, doc="detections per image (at most max_output_boxes)")
+DETECTION_BOXES = TensorArg("detection_boxes", ranks=(3,), layout="B, K, 4", dtypes=FLOATING, differentiable=False,
+                            doc="the kept boxes by decreasing score, zeros past num_detections")
+DETECTION_SCORES = TensorArg("detection_scores", ranks=(2,), layout="B, K", dtypes=FLOATING, differentiable=False,
+                             doc="their scores, zeros past num_detections")
+DETECTION_CLASSES = TensorArg("detection_classes", ranks=(2,), layout="B, K", dtypes=(torch.int32,),
+                              differentiable=False, doc="their classes, zeros past num_detections")
+DETECTION_INDICES = TensorArg("detection_indices", ranks=(2,), layout="B, K", dtypes=(torch.int64,),
+                              differentiable=False, doc="their box indices n in [0, N), -1 past num_detections")
+
+SCORE_THRESHOLD = Attr("score_threshold", "float", None, finite=True,
+                       doc="a (box, class) pair is a candidate when its score is greater")
+MAX_OUTPUT_BOXES = Attr("max_output_boxes", "int", None, doc=">= 1: K, the detections kept per image at most")
+PRE_NMS_TOP_K = Attr("pre_nms_top_k", "int", -1,
+                     doc="-1 (every candidate) or >= 1: the candidates of highest score NMS considers per image")
+CLASS_AGNOSTIC = Attr("class_agnostic", "bool", False, doc="boxes of different classes suppress each other too")
+PADDED_ATTRS = (SCORE_THRESHOLD, IOU_THRESHOLD, MAX_OUTPUT_BOXES, PRE_NMS_TOP_K, CLASS_AGNOSTIC)
+# The node's attributes: ONNX has no bool attribute, so class_agnostic is an INT 0 or 1 there.
+PADDED_NODE_ATTRS = PADDED_ATTRS[:-1] + (
+    Attr("class_agnostic", "int", 0, choices=(0, 1), doc="1: boxes of different classes suppress each other too"),)
+PADDED_OUTPUTS = (NUM_DETECTIONS, DETECTION_BOXES, DETECTION_SCORES, DETECTION_CLASSES, DETECTION_INDICES)
+
+BATCHED_NMS_PADDED_NODE = Node(
+    "TwinopsBatchedNMSPadded", DOMAIN, inputs=(PADDED_BOXES, PADDED_SCORES), outputs=PADDED_OUTPUTS,
+    attrs=PADDED_NODE_ATTRS, torch_op="twinops::batched_nms_padded",
+    reference=f"{_EXPORT}:twinops_batched_nms_padded_reference",
+    doc="twinops batched_nms_padded (per-image NMS into fixed-shape outputs, EfficientNMS_TRT's layout "
+        "plus the box indices)")
+
+BATCHED_NMS_PADDED = register(OpDef(
+    name="batched_nms_padded", api="twinops:batched_nms_padded", module="twinops.library.nms.api:BatchedNMSPadded",
+    inputs=(PADDED_BOXES, PADDED_SCORES), outputs=PADDED_OUTPUTS, args=PADDED_ATTRS, node=BATCHED_NMS_PADDED_NODE,
+    reference=f"{_REF}:batched_nms_padded_reference", cases=f"{_STRATEGIES}:batched_nms_padded_cases",
+    edge_cases=((((1, 0, 4), (1, 0, 3)), dict(score_threshold=0.0, iou_threshold=0.5, max_output_boxes=5)),
+                (((2, 9, 4), (2, 9, 3)), dict(score_threshold=0.3, iou_threshold=0.5, max_output_boxes=4,
+                                              pre_nms_top_k=6)),
+                (((2, 9, 3, 4), (2, 9, 3)), dict(score_threshold=0.0, iou_threshold=0.3, max_output_boxes=30,
+                                                 class_agnostic=True))),
+    regress_cases=(("b2-n40-c3", ((2, 40, 4), (2, 40, 3)),
+                    dict(score_threshold=0.2, iou_threshold=0.5, max_output_boxes=20)),
+                   ("b2-n30-c3-per-class-agnostic", ((2, 30, 3, 4), (2, 30, 3)),
+                    dict(score_threshold=0.2, iou_threshold=0.5, max_output_boxes=20, pre_nms_top_k=40,
+                         class_agnostic=True))),
+    samples=(Sample(((2, 30, 4), (2, 30, 3)), dict(score_threshold=0.2, iou_threshold=0.5, max_output_boxes=10)),),
+    doc="per-image batched NMS into fixed-shape outputs (EfficientNMS_TRT's layout)",
     **_CASES,
 ))

@@ -4,6 +4,7 @@ of an unedited model's ``torchvision.ops.nms`` as ``TwinopsNMS``.
 Both exporters write ``TwinopsNMS(boxes, scores)`` and ``TwinopsBatchedNMS(boxes, scores, idxs)``
 (attribute ``iou_threshold``, FLOAT) through the generic symbolic and translation
 (``twinops.onnx_nodes``); the output ``keep`` is int64 with a data-dependent length.
+``TwinopsBatchedNMSPadded(boxes, scores)`` has five outputs of fixed shape.
 
 ``twinops.export_onnx(model, args, replace=("nms",))`` (``twinops.onnx_replace``) writes the op
 ``torchvision::nms`` as ``TwinopsNMS`` with both exporters (torchvision's own export is a
@@ -20,9 +21,9 @@ import torch
 from ... import onnx_nodes as N
 from ...onnx_replace import AtenReplacement, aten_translation, register_replacement
 from .declaration import NMS_NODE
-from .reference import nms_reference
+from .reference import batched_nms_padded_reference, nms_reference
 
-__all__ = ["twinops_nms_reference", "twinops_batched_nms_reference"]
+__all__ = ["twinops_nms_reference", "twinops_batched_nms_reference", "twinops_batched_nms_padded_reference"]
 
 
 def twinops_nms_reference(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
@@ -36,6 +37,16 @@ def twinops_batched_nms_reference(boxes: np.ndarray, scores: np.ndarray, idxs: n
     """``onnx.reference`` kernel of ``twinops::TwinopsBatchedNMS``: int64 (M,) kept indices."""
     return nms_reference(torch.from_numpy(np.asarray(boxes)), torch.from_numpy(np.asarray(scores)),
                          float(iou_threshold), torch.from_numpy(np.asarray(idxs))).numpy()
+
+
+def twinops_batched_nms_padded_reference(boxes: np.ndarray, scores: np.ndarray, score_threshold: float,
+                                         iou_threshold: float, max_output_boxes: int, pre_nms_top_k: int = -1,
+                                         class_agnostic: int = 0):
+    """``onnx.reference`` kernel of ``twinops::TwinopsBatchedNMSPadded``: the five padded outputs."""
+    outs = batched_nms_padded_reference(torch.from_numpy(np.asarray(boxes)), torch.from_numpy(np.asarray(scores)),
+                                        float(score_threshold), float(iou_threshold), int(max_output_boxes),
+                                        int(pre_nms_top_k), bool(class_agnostic))
+    return tuple(t.numpy() for t in outs)
 
 
 def _ts_torchvision_nms(g, dets, scores, iou_threshold):

@@ -9,7 +9,8 @@ from typing import Optional
 import numpy as np
 import torch
 
-__all__ = ["nms_reference", "score_order", "nms_case_reference", "batched_nms_case_reference", "TOLERANCES"]
+__all__ = ["nms_reference", "score_order", "nms_case_reference", "batched_nms_case_reference",
+           "batched_nms_padded_reference", "TOLERANCES"]
 
 
 def score_order(scores: np.ndarray) -> np.ndarray:
@@ -75,3 +76,42 @@ def batched_nms_case_reference(boxes: torch.Tensor, scores: torch.Tensor, idxs: 
                                iou_threshold: float) -> torch.Tensor:
     """The declaration's reference of ``twinops.batched_nms`` (:func:`nms_reference` per class)."""
     return nms_reference(boxes, scores, iou_threshold, idxs)
+
+
+def batched_nms_padded_reference(boxes: torch.Tensor, scores: torch.Tensor, score_threshold: float,
+                                 iou_threshold: float, max_output_boxes: int, pre_nms_top_k: int = -1,
+                                 class_agnostic: bool = False):
+    """``twinops.batched_nms_padded`` by its rules (docs/ops/nms.md): per image, the (box, class)
+    pairs scoring above the threshold (compared in float64) by decreasing score, ties by flat index
+    n * C + c, the first ``pre_nms_top_k``, :func:`nms_reference` over them (per class unless
+    ``class_agnostic``), the first ``max_output_boxes`` kept. Returns the five padded outputs (CPU)."""
+    B, N, C = scores.shape
+    K = int(max_output_boxes)
+    per_class = boxes.dim() == 4
+    s_all = scores.detach().to("cpu", torch.float64).reshape(B, N * C).numpy()
+    num = torch.zeros((B, 1), dtype=torch.int32)
+    out_boxes = torch.zeros((B, K, 4), dtype=boxes.dtype)
+    out_scores = torch.zeros((B, K), dtype=scores.dtype)
+    out_classes = torch.zeros((B, K), dtype=torch.int32)
+    out_indices = torch.full((B, K), -1, dtype=torch.int64)
+    for b in range(B):
+        s = s_all[b]
+        with np.errstate(invalid="ignore"):
+            cand = np.nonzero(s > score_threshold)[0]
+        picked = cand[score_order(s[cand])]
+        if pre_nms_top_k != -1:
+            picked = picked[:pre_nms_top_k]
+        if picked.size == 0:
+            continue
+        n, c = picked // C, picked % C
+        pick = torch.from_numpy(picked)
+        bx = boxes[b].detach().cpu().reshape(N * C, 4)[pick] if per_class else boxes[b].detach().cpu()[torch.from_numpy(n)]
+        sc = scores[b].detach().cpu().reshape(N * C)[pick]
+        keep = nms_reference(bx, sc, iou_threshold, None if class_agnostic else torch.from_numpy(c))[:K]
+        m = len(keep)
+        num[b, 0] = m
+        out_boxes[b, :m] = bx[keep]
+        out_scores[b, :m] = sc[keep]
+        out_classes[b, :m] = torch.from_numpy(c)[keep].to(torch.int32)
+        out_indices[b, :m] = torch.from_numpy(n)[keep]
+    return num, out_boxes, out_scores, out_classes, out_indices

@@ -10,6 +10,12 @@ For the toolkit (``twinops check`` / ``regress``, the conformance tests): ``nms_
 ``batched_nms_cases()`` draw ``(shapes, kwargs)``, and the declaration's input factories
 (``boxes_factory``, ``scores_factory``, ``classes_factory``) make valid inputs for any shape:
 clustered boxes (so that some overlap), scores from a few levels (ties), classes in [0, 3).
+
+``batched_nms_padded``: ``padded_inputs()`` draws ``(boxes (B, N, 4) or (B, N, C, 4), scores
+(B, N, C), kwargs)`` in float64 (boxes of the kinds above, scores from a few levels with a NaN
+now and then, every argument of the op); ``batched_nms_padded_cases()`` draws ``(shapes,
+kwargs)`` for the toolkit, whose factories ``padded_boxes_factory`` / ``padded_scores_factory``
+make clustered boxes and scores from five levels in [0, 1].
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ import torch
 from hypothesis import strategies as st
 
 __all__ = ["nms_inputs", "BOX_KINDS", "nms_cases", "batched_nms_cases", "boxes_factory", "scores_factory",
-           "classes_factory"]
+           "classes_factory", "padded_inputs", "batched_nms_padded_cases", "padded_boxes_factory",
+           "padded_scores_factory"]
 
 BOX_KINDS = ("clustered", "nested", "identical", "degenerate", "far", "nonfinite")
 
@@ -101,3 +108,55 @@ def nms_cases():
 def batched_nms_cases():
     """Hypothesis strategy of ``(shapes, kwargs)`` for ``twinops.batched_nms``."""
     return _nms_case(True)
+
+
+def _padded_kwargs(draw, n: int) -> dict:
+    return dict(score_threshold=draw(st.one_of(st.sampled_from([0.0, 0.25, 0.5]), st.floats(-1, 1))),
+                iou_threshold=draw(_thresholds()), max_output_boxes=draw(st.integers(1, 30)),
+                pre_nms_top_k=draw(st.one_of(st.just(-1), st.integers(1, max(1, 2 * n)))),
+                class_agnostic=draw(st.booleans()))
+
+
+@st.composite
+def _padded_shapes(draw, max_boxes: int):
+    b, n, c = draw(st.integers(1, 3)), draw(st.integers(0, max_boxes)), draw(st.integers(1, 4))
+    per_class = draw(st.booleans())
+    return ((b, n, c, 4) if per_class else (b, n, 4)), (b, n, c)
+
+
+@st.composite
+def padded_inputs(draw, max_boxes: int = 40):
+    """``(boxes, scores, kwargs)`` in float64 for ``twinops.batched_nms_padded`` (module docstring)."""
+    box_shape, score_shape = draw(_padded_shapes(max_boxes))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    count = int(np.prod(box_shape[:-1]))
+    boxes = torch.from_numpy(_boxes(draw(st.sampled_from(BOX_KINDS)), count, rng).reshape(box_shape))
+    levels = draw(st.integers(1, 6))
+    scores = torch.from_numpy(rng.integers(0, levels + 1, score_shape) / levels + 0.0)
+    if scores.numel() and draw(st.booleans()):
+        scores.view(-1)[int(rng.integers(0, scores.numel()))] = float("nan")
+    return boxes, scores, _padded_kwargs(draw, score_shape[1])
+
+
+@st.composite
+def _padded_case(draw, max_boxes: int = 30):
+    shapes = draw(_padded_shapes(max_boxes))
+    return shapes, _padded_kwargs(draw, shapes[1][1])
+
+
+def batched_nms_padded_cases():
+    """Hypothesis strategy of ``(shapes, kwargs)`` for ``twinops.batched_nms_padded``."""
+    return _padded_case()
+
+
+def padded_boxes_factory(ctx) -> torch.Tensor:
+    """(B, N, 4) or (B, N, C, 4) clustered boxes in ``ctx.dtype``, from ``ctx.seed``."""
+    rng = np.random.default_rng(ctx.seed)
+    count = int(np.prod(ctx.shape[:-1]))
+    return torch.from_numpy(_boxes("clustered", count, rng).reshape(ctx.shape)).to(ctx.dtype)
+
+
+def padded_scores_factory(ctx) -> torch.Tensor:
+    """(B, N, C) scores from five levels in [0, 1] (ties, some at the thresholds) in ``ctx.dtype``."""
+    rng = np.random.default_rng(ctx.seed)
+    return torch.from_numpy(rng.integers(0, 5, ctx.shape) / 4).to(ctx.dtype)
