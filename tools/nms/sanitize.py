@@ -4,7 +4,8 @@ Every dtype; boxes with NaN and infinite coordinates and NaN scores; tied scores
 count that is not a multiple of 64 (the mask's last partial block); enough boxes that the
 reduce block's removed bits leave shared memory (over 393,216 boxes is too many for a
 sanitizer run, so that branch is the tests' and the bench's). ``quick``: two calls (the mask
-kernel's and the reduce kernel's shared memory and barriers).
+kernel's and the reduce kernel's shared memory and barriers). batched_nms_padded runs on the
+same kernels; its cases add shared and per-class boxes, a top-k cut and class-agnostic calls.
 """
 import torch
 
@@ -39,4 +40,11 @@ def cases(g: torch.Generator, quick: bool) -> int:
                 twinops.nms(b, s, thr)
                 twinops.batched_nms(b, s, torch.randint(0, 5, (k,), device=g.device, generator=g), thr)
                 n += 2
+        # the padded form: shared and per-class boxes, a top-k cut, class-agnostic
+        for box_shape in ((2, 100, 4), (2, 100, 3, 4)):
+            b = _boxes(2 * 100 * (box_shape[2] if len(box_shape) == 4 else 1), g, dtype).reshape(box_shape)
+            s = torch.rand(2, 100, 3, device=g.device, generator=g).to(dtype)
+            twinops.batched_nms_padded(b, s, 0.3, 0.5, 20, pre_nms_top_k=50)
+            twinops.batched_nms_padded(b, s, 0.0, 0.5, 300, class_agnostic=True)
+            n += 2
     return n

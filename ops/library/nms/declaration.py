@@ -130,5 +130,6 @@ BATCHED_NMS_PADDED = register(OpDef(
                          class_agnostic=True))),
     samples=(Sample(((2, 30, 4), (2, 30, 3)), dict(score_threshold=0.2, iou_threshold=0.5, max_output_boxes=10)),),
     doc="per-image batched NMS into fixed-shape outputs (EfficientNMS_TRT's layout)",
-    **_CASES,
+    **{**_CASES, "reference_doc": "per image, batched_nms's numpy rules over the candidates "
+                                  "(twinops.library.nms.reference; torchvision.ops on inputs without ties)"},
 ))
