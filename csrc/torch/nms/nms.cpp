@@ -16,19 +16,11 @@ namespace torch_op {
 
 using namespace ::twinops::torch_frontend;  // the generic frontend helpers
 
-namespace {
-
-bool floating(at::ScalarType s) {
-  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
-}
-
 void check_dense(const std::string& who, const char* name, const at::Tensor& t) {
   if (t.layout() != at::kStrided)
     fail(who + ": " + name + " must be a dense (strided) tensor, got layout " + layout_str(t.layout()) +
          " (call .to_dense() first)");
 }
-
-}  // namespace
 
 Params check_nms(const std::string& who, const Desc& boxes, const Desc& scores, const Desc* classes,
                  double iou_threshold) {

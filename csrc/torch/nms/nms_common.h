@@ -19,6 +19,14 @@ struct Desc {
   c10::Device device;
 };
 
+// float32, float64, float16 or bfloat16: the boxes' and scores' dtypes.
+inline bool floating(at::ScalarType s) {
+  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
+}
+
+// Fails unless `t` (the argument `name` of `who`) is a dense (strided) tensor.
+void check_dense(const std::string& who, const char* name, const at::Tensor& t);
+
 // Checks every argument; `classes` is null for nms. Returns the kernels' Params (strides left
 // at the contiguous defaults: the registrations pass contiguous tensors).
 Params check_nms(const std::string& who, const Desc& boxes, const Desc& scores, const Desc* classes,

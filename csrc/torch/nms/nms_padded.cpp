@@ -27,10 +27,6 @@ namespace {
 
 const std::string kPadded = "torch.ops.twinops.batched_nms_padded";
 
-bool floating(at::ScalarType s) {
-  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
-}
-
 // The checks, on tensor metadata only (the fake kernel passes the same).
 void check_padded(const std::string& who, const Desc& boxes, const Desc& scores, double score_threshold,
                   double iou_threshold, int64_t max_output_boxes, int64_t pre_nms_top_k) {
@@ -68,13 +64,8 @@ using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::T
 Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold, double iou_threshold,
                     int64_t max_output_boxes, int64_t pre_nms_top_k, bool class_agnostic) {
   const std::string& who = kPadded;
-  auto dense = [&](const char* name, const at::Tensor& t) {
-    if (t.layout() != at::kStrided)
-      fail(who + ": " + name + " must be a dense (strided) tensor, got layout " + layout_str(t.layout()) +
-           " (call .to_dense() first)");
-  };
-  dense("boxes", boxes);
-  dense("scores", scores);
+  check_dense(who, "boxes", boxes);
+  check_dense(who, "scores", scores);
   check_padded(who, desc(boxes), desc(scores), score_threshold, iou_threshold, max_output_boxes, pre_nms_top_k);
   const int64_t B = scores.size(0), N = scores.size(1), C = scores.size(2), K = max_output_boxes;
   const bool per_class = boxes.dim() == 4;
