@@ -3,13 +3,14 @@ results exactly (distinct scores), so a CUDA run's parity check can only fail on
 import pytest
 import torch
 
-from twinops.bench.harness import Config, Row
-from twinops.library.nms.bench import BENCH, Case, target_lines
+from twinops.bench.harness import Config, Row, check_parity
+from twinops.library.nms.bench import BENCH, Case, PaddedCase, target_lines
 
 
 def test_cases_cover_both_ops_and_every_dtype():
     cases = BENCH.build_cases(Config(dtypes=("float32", "float16")))
-    assert {(c.op, c.dtype) for c in cases} == {(o, d) for o in ("nms", "batched_nms") for d in ("float32", "float16")}
+    ops = ("nms", "batched_nms", "batched_nms_padded")
+    assert {(c.op, c.dtype) for c in cases} == {(o, d) for o in ops for d in ("float32", "float16")}
     assert all(c.direction == "forward" for c in cases)
 
 
@@ -42,3 +43,18 @@ def test_target_lines():
     lines = target_lines(rows)
     assert lines[0] == "nms: 1 of 2 rows >= 5x torchvision from 5000 boxes on; below: 20000 float32 2.11x"
     assert lines[1] == "batched_nms: 0 of 1 rows under 0.5 ms; below: 8400x80 float32 3.100 ms"
+
+
+def test_padded_case_gives_torchvision_steps_results():
+    """The padded case's parity reference (torchvision's steps, per-class loop) equals twinops on
+    inputs with many tied half-precision-like scores; the timed baseline gives the same here."""
+    pytest.importorskip("torchvision", reason="torchvision (the baseline) is not installed")
+    case = PaddedCase(op="batched_nms_padded", boxes=900, classes=12, dtype="float32", direction="forward", images=3)
+    inputs = case.make_inputs(torch.device("cpu"), torch.Generator().manual_seed(2))
+    inputs = (inputs[0], (inputs[1] * 64).round() / 64)  # ties
+    got, base = case.candidate(*inputs), case.baseline(*inputs)
+    want = case.expected(inputs, base)
+    assert (got[0] > 0).all() and (got[0] == 100).any()
+    assert check_parity(want, got, torch.float32, BENCH.tolerance)[0]
+    assert check_parity(base, got, torch.float32, BENCH.tolerance)[0]
+    assert case.labels() == ("batched_nms_padded", "3x900", "12", "float32")
