@@ -151,3 +151,14 @@ def test_cuda_equals_the_cpu_in_every_dtype(drawn):
         got = twinops.batched_nms_padded(b.cuda(), s.cuda(), **kw)
         assert all(g.is_cuda for g in got)
         _equal(tuple(g.cpu() for g in got), want)
+
+
+@pytest.mark.cuda
+def test_cuda_refuses_more_candidates_than_nms_takes():
+    n = 4_194_241  # one more than the CUDA nms takes
+    boxes, scores = torch.zeros(1, n, 4, device="cuda"), torch.ones(1, n, 1, device="cuda")
+    with pytest.raises(RuntimeError, match="image 0 has 4194241 candidates, more than the 4194240 NMS takes on "
+                                           "CUDA: raise score_threshold or set pre_nms_top_k"):
+        twinops.batched_nms_padded(boxes, scores, 0.5, 0.5, 10)
+    num = twinops.batched_nms_padded(boxes, scores, 0.5, 0.5, 10, pre_nms_top_k=1000)[0]
+    assert num.item() == 10  # zero-area boxes suppress nothing

@@ -90,6 +90,9 @@ Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double sc
     const at::Tensor rank = std::get<1>(at::sort(s.index_select(0, cand) + 0.0, /*stable=*/true, /*dim=*/0,
                                                  /*descending=*/true));
     const int64_t top = pre_nms_top_k == -1 ? rank.numel() : std::min<int64_t>(pre_nms_top_k, rank.numel());
+    if (boxes.is_cuda() && top > kMaxCudaBoxes)
+      fail(who + ": image " + std::to_string(b) + " has " + std::to_string(top) + " candidates, more than the " +
+           std::to_string(kMaxCudaBoxes) + " NMS takes on CUDA: raise score_threshold or set pre_nms_top_k");
     const at::Tensor picked = cand.index_select(0, rank.narrow(0, 0, top));  // flat indices, in rank order
     const at::Tensor box_index = at::div(picked, C, "floor");
     const at::Tensor cls = at::remainder(picked, C);
