@@ -2,7 +2,7 @@
 
 Every dtype; boxes with NaN and infinite coordinates and NaN scores; tied scores; one box; a
 count that is not a multiple of 64 (the mask's last partial block); enough boxes that the
-reduce block's removed bits leave shared memory (over 393,216 boxes is too many for a
+reduce block's removed bits leave shared memory (over 360,448 boxes is too many for a
 sanitizer run, so that branch is the tests' and the bench's). ``quick``: two calls (the mask
 kernel's and the reduce kernel's shared memory and barriers). batched_nms_padded runs on the
 same kernels; its cases add shared and per-class boxes, a top-k cut and class-agnostic calls.

@@ -39,7 +39,9 @@ constexpr int kThreads = 256;
 // Threads of the one reduce block.
 constexpr int kReduceThreads = 1024;
 // Words of the removed bits the reduce block keeps in shared memory (above: global memory).
-constexpr int64_t kSharedWords = 6144;  // 48 KiB: K up to 393,216 boxes
+// 44 KiB, so that with the kernel's static shared memory (under 2 KiB) a launch stays within the
+// 48 KiB a block may take without opting in: K up to 360,448 boxes.
+constexpr int64_t kSharedWords = 5632;
 
 template <typename T>
 using AccOf = typename OpMath<T>::type;
