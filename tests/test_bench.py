@@ -607,3 +607,28 @@ def test_timer_and_toy_pipeline_on_cuda():
     assert timing.measure_copy_bandwidth(dev, 64 << 20, 1, 3) > 1e9
     meta, rows = harness.run_benchmark(toy_bench(), TOY_CFG, "cuda")
     assert meta["l2_flush"] and all(r.status == harness.STATUS_OK and r.twinops_ms > 0 for r in rows)
+
+
+def test_kernel_lines_split_the_time():
+    from twinops.bench.kernels import kernel_lines
+    lines = kernel_lines("nms 1000 1 float32 forward", [("reduce_kernel", 1.0, 30.0), ("mask_kernel", 1.0, 10.0)])
+    assert lines[0] == "nms 1000 1 float32 forward: 40.0 us of device work per call"
+    assert lines[1].split() == ["30.0", "us", "75.0%", "1x", "reduce_kernel"]
+    assert lines[2].split()[2] == "25.0%"
+
+
+def test_kernels_option_is_parsed_before_the_gpu_check(capsys):
+    from twinops.bench import cli
+    if torch.cuda.is_available():
+        pytest.skip("this checks the CPU-only exit")
+    assert cli.main(["nms", "--kernels", "--quick"]) == cli.EXIT_NO_CUDA
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+@pytest.mark.cuda
+def test_kernel_times_sees_the_kernels_of_a_call():
+    from twinops.bench.kernels import kernel_times
+    x = torch.rand(1 << 20, device="cuda")
+    rows = kernel_times(lambda: (x * 2).sum(), reps=4)
+    assert rows and all(us > 0 and calls >= 1 for _, calls, us in rows)
+    assert rows == sorted(rows, key=lambda r: -r[2])

@@ -9,7 +9,8 @@ Usage::
 
 The ops are the op families (ops/op_list.py) whose ``twinops.library.<op>.bench`` module
 defines ``BENCH`` (an :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`. Options common to every op: ``--dtypes``, ``--quick``,
-``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``. An
+``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``,
+``--kernels`` (each forward case's kernels with their time, ``twinops.bench.kernels``). An
 op's own options (e.g. ``--shapes``, ``--modes``) are accepted when it is
 the only op run (named, or the only one registered).
 
@@ -95,6 +96,9 @@ def build_parser(benches: Sequence[OpBench], named: bool = False) -> argparse.Ar
     p.add_argument("--no-flush", action="store_true", help="do not flush the L2 cache before each repetition")
     p.add_argument("--json", metavar="PATH", help="write the environment and all rows as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the header and table as markdown (for the README)")
+    p.add_argument("--kernels", action="store_true",
+                   help="after the tables, each forward case's twinops kernels with their time per call "
+                        "(torch.profiler; see twinops.bench.kernels)")
     return p
 
 
@@ -122,6 +126,19 @@ def config_from_args(op: OpBench, args: argparse.Namespace) -> Config:
 
 def _progress(i: int, n: int, case: BenchCase) -> None:
     print(f"\r[{i + 1}/{n}] {case.title()}".ljust(78), end="", file=sys.stderr, flush=True)
+
+
+def _print_kernels(benches: Sequence[OpBench], configs: Sequence[Config]) -> None:
+    from .kernels import kernel_lines, kernel_times
+
+    device = torch.device("cuda")
+    for bench, cfg in zip(benches, configs):
+        for case in bench.build_cases(cfg):
+            if case.direction != "forward":
+                continue
+            inputs = case.make_inputs(device, torch.Generator(device).manual_seed(0))
+            print("\n".join(kernel_lines(f"{bench.name} {case.title()}",
+                                          kernel_times(lambda: case.candidate(*inputs)))))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -166,6 +183,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         write_json(args.json, meta, results)
     if args.markdown:
         write_markdown(args.markdown, meta, results)
+    if args.kernels:
+        _print_kernels(benches, configs)
     total = sum(len(rows) for _, rows in results)
     bad = sum(r.status in FAILED for _, rows in results for r in rows)
     if bad:
