@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -362,6 +363,46 @@ def _torch_dtype(trt, dt) -> torch.dtype:
     raise TypeError(f"TRTRunner: engine tensor type {dt} has no torch equivalent")
 
 
+def _output_allocator(trt, device: torch.device):
+    """A ``trt.IOutputAllocator`` for one output whose shape depends on the data: TensorRT asks it
+    for memory during ``execute_async_v3`` (a fresh torch buffer per call, so outputs never
+    alias) and tells it the shape before the call returns."""
+
+    class _Allocator(trt.IOutputAllocator):
+        def __init__(self):
+            trt.IOutputAllocator.__init__(self)
+            self.buffer: Optional[torch.Tensor] = None
+            self.shape: Optional[Tuple[int, ...]] = None
+
+        def _allocate(self, size: int) -> int:
+            # torch's allocations are 512-byte aligned, more than TensorRT asks for
+            self.buffer = torch.empty(max(int(size), 1), dtype=torch.uint8, device=device)
+            return self.buffer.data_ptr()
+
+        def reallocate_output(self, tensor_name, memory, size, alignment):
+            return self._allocate(size)
+
+        def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+            return self._allocate(size)
+
+        def notify_shape(self, tensor_name, shape):
+            self.shape = tuple(shape)
+
+    return _Allocator()
+
+
+def _allocated_output(alloc, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """The tensor an output allocator holds after a call: its buffer's first bytes as ``dtype``
+    in the notified shape (an empty tensor when the shape has no elements)."""
+    nbytes = math.prod(alloc.shape) * torch.empty((), dtype=dtype).element_size()
+    if nbytes == 0 or alloc.buffer is None:
+        return torch.empty(alloc.shape, dtype=dtype, device=device)
+    if alloc.buffer.numel() < nbytes:
+        raise RuntimeError(f"TRTRunner: TensorRT asked for {alloc.buffer.numel()} bytes but notified shape "
+                           f"{alloc.shape} of {dtype}, {nbytes} bytes")
+    return alloc.buffer[:nbytes].view(dtype).view(alloc.shape)
+
+
 class TRTRunner:
     """Runs a TensorRT engine on torch tensors, on the current torch CUDA stream.
 
@@ -375,7 +416,9 @@ class TRTRunner:
     ``runner(*inputs, **named) -> {output name: tensor}``: inputs positionally in ``input_names`` order
     and/or by name, each exactly once, with the engine's dtype and rank, on ``runner.device`` (host
     shape tensors on the CPU), shapes inside the engine's profile (dynamic shapes are set per call);
-    non-contiguous inputs are copied contiguous. Outputs are new torch tensors. The work is enqueued on
+    non-contiguous inputs are copied contiguous. Outputs are new torch tensors; an output whose shape
+    depends on the data (a plugin's size-tensor output) gets its memory from an
+    ``IOutputAllocator`` during the call and its shape before the call returns. The work is enqueued on
     ``torch.cuda.current_stream()`` (execute_async_v3) and not synchronized, like a torch op. One call at
     a time per runner (it owns one execution context).
     """
@@ -417,6 +460,7 @@ class TRTRunner:
         self.dtypes = {n: _torch_dtype(trt, self.engine.get_tensor_dtype(n)) for n in names}
         self._host = {n: self.engine.get_tensor_location(n) == trt.TensorLocation.HOST for n in names}
         self._ranks = {n: len(self.engine.get_tensor_shape(n)) for n in names}
+        self._allocators = {}  # data-dependent outputs' IOutputAllocators, made on first use
 
     def profile(self, name: str) -> Profile:
         """(min, opt, max) shapes of input ``name`` in the engine's first profile."""
@@ -456,16 +500,27 @@ class TRTRunner:
                     raise ValueError(f"TRTRunner: input {name!r} has shape {tuple(t.shape)}, outside the engine's "
                                      f"profile (min {lo}, max {hi}){_logged_errors(since)}")
                 self.context.set_tensor_address(name, t.data_ptr())
+            allocated = {}  # outputs whose shape depends on the data: TensorRT asks for their memory
             for name in self.output_names:
                 shape = tuple(self.context.get_tensor_shape(name))
                 if any(d < 0 for d in shape):
-                    raise RuntimeError(f"TRTRunner: output {name!r} has a data-dependent shape {shape}, not supported")
+                    if name not in self._allocators:
+                        self._allocators[name] = _output_allocator(_tensorrt(), self.device)
+                        self.context.set_output_allocator(name, self._allocators[name])
+                    allocated[name] = self._allocators[name]
+                    allocated[name].buffer = allocated[name].shape = None
+                    continue
                 out = torch.empty(shape, dtype=self.dtypes[name], device=self.device)
                 self.context.set_tensor_address(name, out.data_ptr())
                 outputs[name] = out
             if not self.context.execute_async_v3(torch.cuda.current_stream(self.device).cuda_stream):
                 raise RuntimeError(f"TRTRunner: execute_async_v3 failed{_logged_errors(since)}")
-        return outputs
+            for name, alloc in allocated.items():
+                if alloc.shape is None:
+                    raise RuntimeError(f"TRTRunner: TensorRT gave no shape for the data-dependent output {name!r}"
+                                       f"{_logged_errors(since)}")
+                outputs[name] = _allocated_output(alloc, self.dtypes[name], self.device)
+        return {name: outputs[name] for name in self.output_names}
 
 
 # ---------------------------------------------------------------------------------------

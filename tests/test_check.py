@@ -287,3 +287,4 @@ def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monk
     assert not any(c["backend"] in ("plugin-host", "tensorrt") for c in doc["comparisons"])
     reasons = [s["reason"] for s in doc["skipped"]]
     assert any("has no TensorRT plugin" in r for r in reasons), reasons
+
