@@ -395,8 +395,10 @@ def _allocated_output(alloc, dtype: torch.dtype, device: torch.device) -> torch.
     """The tensor an output allocator holds after a call: its buffer's first bytes as ``dtype``
     in the notified shape (an empty tensor when the shape has no elements)."""
     nbytes = math.prod(alloc.shape) * torch.empty((), dtype=dtype).element_size()
-    if nbytes == 0 or alloc.buffer is None:
+    if nbytes == 0:
         return torch.empty(alloc.shape, dtype=dtype, device=device)
+    if alloc.buffer is None:
+        raise RuntimeError(f"TRTRunner: TensorRT notified shape {alloc.shape} but asked for no memory this call")
     if alloc.buffer.numel() < nbytes:
         raise RuntimeError(f"TRTRunner: TensorRT asked for {alloc.buffer.numel()} bytes but notified shape "
                            f"{alloc.shape} of {dtype}, {nbytes} bytes")

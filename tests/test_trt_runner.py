@@ -33,3 +33,6 @@ def test_output_allocator_glue():
     alloc.notify_shape("keep", [3])
     with pytest.raises(RuntimeError, match="asked for 16 bytes but notified shape"):
         ttrt._allocated_output(alloc, torch.int64, torch.device("cpu"))
+    alloc.buffer = None
+    with pytest.raises(RuntimeError, match="asked for no memory this call"):
+        ttrt._allocated_output(alloc, torch.int64, torch.device("cpu"))
