@@ -175,32 +175,24 @@ __device__ __forceinline__ int resolve_block(unsigned long long gone, const unsi
 // (kept row, later word) pairs are spread over all threads, consecutive threads on consecutive
 // words of a row (coalesced), each OR-ing its word into `removed` with an atomic (OR is
 // order-independent, so the result does not depend on scheduling). The next block's diagonal
-// words and original indices are loaded during the OR step, so neither waits on global memory.
+// words are loaded during the OR step.
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_kernel(const Params p, const unsigned long long* __restrict__ mask, const int32_t* __restrict__ order,
                   unsigned long long* removed_global, int64_t* __restrict__ keep, int64_t* __restrict__ kept) {
   extern __shared__ unsigned long long removed_shared[];
   __shared__ unsigned long long diag[2][kBoxesPerWord];
-  __shared__ int32_t index[2][kBoxesPerWord];
   __shared__ int kept_rows[kBoxesPerWord];
   __shared__ int kept_now;
   const int64_t W = words_per_row(p.count);
   unsigned long long* removed = W <= kSharedWords ? removed_shared : removed_global;
   for (int64_t w = threadIdx.x; w < W; w += blockDim.x) removed[w] = 0;
   const int tid = static_cast<int>(threadIdx.x);
-  // Block b's diagonal word of row r0 + t (0 past the last position) and that row's index.
+  // Block b's diagonal word of row r0 + t (0 past the last position).
   auto diag_word = [&](int64_t b, int t) -> unsigned long long {
     const int64_t r = b * kBoxesPerWord + t;
     return r < p.count ? mask[r * W + b] : 0ull;
   };
-  auto index_of = [&](int64_t b, int t) -> int32_t {
-    const int64_t r = b * kBoxesPerWord + t;
-    return r < p.count ? order[r] : 0;
-  };
-  if (tid < kBoxesPerWord) {
-    diag[0][tid] = diag_word(0, tid);
-    index[0][tid] = index_of(0, tid);
-  }
+  if (tid < kBoxesPerWord) diag[0][tid] = diag_word(0, tid);
   __syncthreads();
   int64_t count = 0;  // kept so far (every thread tracks it)
   for (int64_t b = 0; b < W; ++b) {
@@ -209,11 +201,9 @@ __global__ void __launch_bounds__(kReduceThreads)
     if (tid == 0) kept_now = resolve_block(removed[b], diag[b & 1], rows, kept_rows);
     __syncthreads();
     const int n = kept_now;
-    // The next block's diagonal and indices, loaded while this block's OR step runs.
-    const bool prefetch = tid < kBoxesPerWord && b + 1 < W;
-    const unsigned long long next = prefetch ? diag_word(b + 1, tid) : 0ull;
-    const int32_t next_index = prefetch ? index_of(b + 1, tid) : 0;
-    if (tid < n) keep[count + tid] = index[b & 1][kept_rows[tid]];
+    // The next block's diagonal, loaded while this block's OR step runs.
+    const unsigned long long next = tid < kBoxesPerWord && b + 1 < W ? diag_word(b + 1, tid) : 0ull;
+    if (tid < n) keep[count + tid] = order[r0 + kept_rows[tid]];
     const uint32_t later = static_cast<uint32_t>(W - b - 1);
     const uint32_t pairs = static_cast<uint32_t>(n) * later;  // <= 64 * 65,534
     for (uint32_t q0 = tid; q0 < pairs; q0 += kReduceThreads * kReduceUnroll) {
@@ -233,10 +223,7 @@ __global__ void __launch_bounds__(kReduceThreads)
       for (int u = 0; u < kReduceUnroll; ++u)
         if (v[u] != 0) atomicOr(&removed[word[u]], v[u]);
     }
-    if (tid < kBoxesPerWord) {
-      diag[(b + 1) & 1][tid] = next;
-      index[(b + 1) & 1][tid] = next_index;
-    }
+    if (tid < kBoxesPerWord) diag[(b + 1) & 1][tid] = next;
     count += n;
     __syncthreads();
   }

@@ -8,7 +8,7 @@
 //   for float32, float16 and bfloat16 boxes, double for float64) with each operation rounded
 //   once (no FMA), so the CPU and every CUDA kernel decide alike;
 // - box b is suppressed by an earlier kept box a when IoU(a, b) > iou_threshold, compared in
-//   double as torchvision does (a float IoU against the double threshold);
+//   double as torchvision's CPU kernel does (a float IoU against the double threshold);
 // - the order is decreasing score; equal scores keep the lower index first (ONNX
 //   NonMaxSuppression's rule); a NaN score ranks above every number (torch.sort's descending
 //   order); -0 and +0 are equal;
