@@ -91,11 +91,12 @@ def test_cuda_equals_the_cpu_at_many_boxes(k):
 @pytest.mark.cuda
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [360_448, 390_000])
-def test_cuda_removed_bits_in_shared_and_global_memory(k):
+def test_cuda_removed_bits_in_shared_and_global_memory(k, exclusive_gpu_memory):
     """Up to 360,448 boxes the reduce block keeps its removed bits in shared memory (the largest
     such K here), above it in global memory (390,000: a count whose bits once overflowed the 48
     KiB a block takes without opting in); every box is far from every other, so all are kept
-    and the mask is all zeros beyond the diagonal."""
+    and the mask is all zeros beyond the diagonal. The mask takes K^2 / 8 bytes (19 GB at
+    390,000), hence the exclusive fixture."""
     i = torch.arange(k, dtype=torch.float32)
     boxes = torch.stack([i * 10, i * 0, i * 10 + 1, i * 0 + 1], 1)
     scores = torch.rand(k, generator=torch.Generator().manual_seed(0))
