@@ -233,6 +233,9 @@ class Creator:
             registers the creator in plugin namespace ``""`` and in this one, where newer ONNX
             parsers look a node up after missing it in its ``plugin_namespace`` (the C++ creator's
             ``node_domain``). Empty: namespace ``""`` only.
+        min_tensorrt: the oldest TensorRT major version whose library has the creator: 10 for
+            a node with a data-dependent output (a size tensor, IPluginV3 only: the C++ creator's
+            ``v3_only``), whose ``versions`` are then ``{"1": "v3"}``.
     """
 
     name: str
@@ -242,6 +245,7 @@ class Creator:
     doc: str = ""
     absent_defaults: bool = False
     domain: str = ""
+    min_tensorrt: int = 8
 
     @property
     def namespaces(self) -> Tuple[str, ...]:
@@ -339,6 +343,7 @@ class OpDef:
             onnx=dict(op_type=self.node.op_type, domain=self.node.domain,
                       attributes={a.name: a.onnx_type for a in self.node.attrs}),
             plugins=[dict(name=c.name, versions=dict(c.versions), namespaces=list(c.namespaces),
+                          min_tensorrt=c.min_tensorrt,
                           fields=[f[0] for f in creator_fields(self.node, c)]) for c in self.plugins],
             reference=self.reference_doc or _qualname(self.reference),
             dtypes=_names(self.inputs[0].dtypes or self.dtypes),

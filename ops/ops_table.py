@@ -27,6 +27,7 @@ def rows(faces: List[dict]) -> List[tuple]:
         if f["module"]:
             api += f"\n{f['module']}"
         plugins = "\n".join(f"{p['name']} " + ", ".join(f"{v}: {i}" for v, i in p["versions"].items())
+                            + (f" (TensorRT >= {p['min_tensorrt']})" if p["min_tensorrt"] > 8 else "")
                             for p in f["plugins"]) or "-"
         out.append((f["name"], api, "\n".join(f["torch_ops"]), f"{f['onnx']['op_type']} ({f['onnx']['domain']})",
                     plugins, f["reference"] or "-",

@@ -211,9 +211,13 @@ def run_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, versi
     * ``stream``: a ``torch.cuda.Stream`` to enqueue on (default: a fresh non-default stream,
       synchronised with the current one); ``host``: default :func:`get_host`.
 
-    Every output is allocated poisoned (NaN, or the type's minimum for ints) so a plugin that
-    skips elements fails a comparison. Raises :class:`HostError` with the logs when a step fails
-    or ``enqueue`` returns non-zero, ``ValueError`` for bad arguments.
+    Returns every output of the plugin, in order. Every output is allocated poisoned (NaN, or the
+    type's minimum for ints) so a plugin that skips elements fails a comparison. A data-dependent
+    output (``BuildResult.size_tensors``) is allocated at its declared upper bound and returned
+    narrowed to the length its size-tensor output holds after enqueue (the size tensors are
+    returned too, last as the plugin orders them; the ONNX node names only the outputs before).
+    Raises :class:`HostError` with the logs when a step fails, ``enqueue`` returns non-zero or a
+    size tensor holds a length outside [0, upper bound], ``ValueError`` for bad arguments.
     """
     reason = unavailable_reason(enqueue=True) if host is None else (
         None if torch.cuda.is_available() else "enqueue needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -244,4 +248,18 @@ def run_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, versi
     if status != 0:
         raise HostError(f"{rt.creator.name}: enqueue returned {status}:\n{rt.host.take_log()}")
     del built
-    return outs
+    return _narrowed(rt.creator.name, rt.result, outs)
+
+
+def _narrowed(name: str, result: BuildResult, outs: List[torch.Tensor]) -> List[torch.Tensor]:
+    """``outs`` with each data-dependent dimension cut to the length its size tensor holds."""
+    got = []
+    for i, (o, y) in enumerate(zip(result.outputs, outs)):
+        for j, k in sorted(o["size_tensor"].items()):
+            n = int(outs[k].item())  # waits for the enqueue
+            if not 0 <= n <= y.shape[j]:
+                raise HostError(f"{name}: output {k} gives output {i} a length of {n} along dim {j}, outside "
+                                f"[0, {y.shape[j]}] (its declared upper bound)")
+            y = y.narrow(j, 0, n)
+        got.append(y)
+    return got

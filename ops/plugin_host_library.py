@@ -195,7 +195,8 @@ class _Field(ctypes.Structure):
 class _Tensor(ctypes.Structure):
     _fields_ = [("type", ctypes.c_int32), ("format", ctypes.c_int32), ("nb_dims", ctypes.c_int32),
                 ("dims", ctypes.c_int64 * MAX_DIMS), ("min", ctypes.c_int64 * MAX_DIMS),
-                ("opt", ctypes.c_int64 * MAX_DIMS), ("max", ctypes.c_int64 * MAX_DIMS)]
+                ("opt", ctypes.c_int64 * MAX_DIMS), ("max", ctypes.c_int64 * MAX_DIMS),
+                ("size_tensor", ctypes.c_int32 * MAX_DIMS)]
 
 
 def _declare(d: ctypes.CDLL) -> None:
@@ -275,11 +276,23 @@ class TensorSpec:
 @dataclass
 class BuildResult:
     """What the build phase reported. ``outputs``: per output, dict(type=DataType value,
-    dims/min/opt/max=tuples); ``formats[pos, type]``: bitmask of accepted TensorFormats at
-    input/output position ``pos`` for DataType ``type``; ``workspace``: bytes."""
+    dims/min/opt/max=tuples, size_tensor=dict); ``formats[pos, type]``: bitmask of accepted
+    TensorFormats at input/output position ``pos`` for DataType ``type``; ``workspace``: bytes.
+
+    A data-dependent output dimension j (the plugin declared it with
+    ``IExprBuilder::declareSizeTensor``) appears in its output's ``size_tensor`` as ``{j: k}``,
+    k the index of the 0-D int output that holds its length after enqueue; its ``dims[j]`` and
+    ``max[j]`` are the declared upper bound (what is allocated), ``min[j]`` 0 and ``opt[j]`` the
+    plugin's opt."""
     outputs: List[Dict[str, object]]
     formats: np.ndarray
     workspace: int
+
+    @property
+    def size_tensors(self) -> List[int]:
+        """The indices of the outputs that hold another output's data-dependent length (TensorRT
+        leaves them out of the ONNX node's outputs)."""
+        return sorted({k for o in self.outputs for k in o["size_tensor"].values()})
 
 
 class Plugin:
@@ -311,7 +324,9 @@ class Plugin:
             raise HostError(f"{self.creator.name} v{self.creator.version}: build phase failed:\n{self.host.take_log()}")
         n = nout.value
         outs = [dict(type=out[i].type, **{k: tuple(getattr(out[i], k)[:out[i].nb_dims])
-                                          for k in ("dims", "min", "opt", "max")}) for i in range(n)]
+                                          for k in ("dims", "min", "opt", "max")},
+                     size_tensor={j: out[i].size_tensor[j] - 1 for j in range(out[i].nb_dims) if out[i].size_tensor[j]})
+                for i in range(n)]
         formats = np.ctypeslib.as_array(mask)[: (len(inputs) + n) * ntypes].reshape(len(inputs) + n, ntypes).copy()
         self.result = BuildResult(outs, formats, int(ws.value))
         return self.result

@@ -47,6 +47,12 @@ def copies_library_host(tmp_dir):
     return _test_library_host(tmp_dir, "copies", [], ["trt_multi_output_op.cpp"])
 
 
+def prefix_library_host(tmp_dir):
+    """The host over tests/trt_size_tensor_op.cpp (TwinopsTestPrefix: a data-dependent output;
+    TensorRT >= 10 headers)."""
+    return _test_library_host(tmp_dir, "prefix", [], ["trt_size_tensor_op.cpp"])
+
+
 def kinds_library_host(tmp_dir):
     """The host over tests/trt_kinds_op.cpp (TwinopsTestKindsGather, tests/kinds_op.py's plugin)."""
     return _test_library_host(tmp_dir, "kinds", ["trt_kinds_op_kernels.cu"], ["trt_kinds_op.cpp"])

@@ -260,7 +260,7 @@ def test_replay_of_a_one_input_reproducer_without_shapes(tmp_path, monkeypatch):
 
 
 def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monkeypatch):
-    # nms declares no TensorRT creator yet: with a plugin host and TensorRT "present", its cases
+    # batched_nms_padded declares no TensorRT creator yet: with a plugin host and TensorRT "present", its cases
     # must be skipped with the reason on those two backends (never run, never failed).
     import sys
     import types
@@ -278,9 +278,9 @@ def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monk
     monkeypatch.setitem(sys.modules, "twinops.plugin_host", host)
     monkeypatch.setitem(sys.modules, "twinops.trt", engine)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert specs.get("nms").node is None and specs.get("grid_sample").node == "TwinopsGridSample"
+    assert specs.get("batched_nms_padded").node is None and specs.get("nms").node == "TwinopsNMS"
     report = tmp_path / "r.json"
-    argv = ["--ops", "nms", "--examples", "2", "--dtypes", "float32", "--no-progress",
+    argv = ["--ops", "batched_nms_padded", "--examples", "2", "--dtypes", "float32", "--no-progress",
             "--backends", "torch-cpu", "plugin-host", "tensorrt", "--out", str(tmp_path), "--report", str(report)]
     assert check.main(argv) == 0
     doc = json.loads(report.read_text())

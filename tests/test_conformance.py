@@ -242,6 +242,10 @@ def _host():
 
 
 def _creator(host, creator, version):
+    if host.trt_major < creator.min_tensorrt:
+        assert host.find(creator.name, version) is None, f"{creator.name} is in a TensorRT {host.trt_major} library"
+        pytest.skip(f"{creator.name} needs TensorRT >= {creator.min_tensorrt} (a size tensor: IPluginV3 only); "
+                    f"the library is built for {host.trt_major}")
     info = host.find(creator.name, version)
     assert info is not None, f"{creator.name} v{version} is not in the plugin library"
     return info
@@ -296,6 +300,9 @@ def test_declared_plugin_fields_match_the_library(op):
         want = [(name, ph.FIELD_TYPES[PARSER_FIELD_TYPE[opdef.ATTR_TYPES[kind][0]]], n)
                 for name, kind, n in opdef.creator_fields(op.node, c)]
         for version in c.versions:
+            if host.trt_major < c.min_tensorrt:
+                assert host.find(c.name, version) is None, f"{c.name} is in a TensorRT {host.trt_major} library"
+                continue
             assert _creator(host, c, version).fields == want, f"{c.name} v{version}"
 
 
@@ -314,10 +321,20 @@ def test_plugin_host_lifecycle(op, creator, version):
     with torch.no_grad():
         want = _api(op)(*xs, **kwargs)
     want = want if isinstance(want, (tuple, list)) else (want,)
-    assert len(rt.result.outputs) == len(op.node.outputs) == len(want)
-    for pos, (o, w) in enumerate(zip(rt.result.outputs, want), start=len(tensors)):
-        assert o["dims"] == o["opt"] == tuple(w.shape) and o["type"] == ph.DATA_TYPES[w.dtype]
+    outs, sizes = rt.result.outputs, rt.result.size_tensors
+    assert len(outs) - len(sizes) == len(op.node.outputs) == len(want)
+    assert sizes == list(range(len(want), len(outs))), "size tensors come after the node's outputs"
+    for pos, (o, w) in enumerate(zip(outs, want), start=len(tensors)):
+        assert o["type"] == ph.DATA_TYPES[w.dtype]
+        for j, n in enumerate(w.shape):
+            if j in o["size_tensor"]:  # data-dependent: allocated at the bound, which holds this call's length
+                assert o["min"][j] == 0 and n <= o["dims"][j] <= o["max"][j] and o["opt"][j] <= o["max"][j]
+            else:
+                assert o["dims"][j] == o["opt"][j] == n
+        assert len(o["dims"]) == w.dim()
         assert formats(rt.result, pos) == {(o["type"], ph.LINEAR)}, "an output takes its type, linear"
+    for k in sizes:  # TensorRT's rule: a 0-D int32 / int64 output
+        assert outs[k]["dims"] == () and outs[k]["type"] in (ph.DATA_TYPES[torch.int32], ph.DATA_TYPES[torch.int64])
     assert (ph.DATA_TYPES[torch.float32], ph.LINEAR) in formats(rt.result, 0)
     assert rt.result.workspace >= 0
     ser = built.serialize()
@@ -398,8 +415,8 @@ def test_plugin_host_enqueue_parity(op, creator, version):
     want = _api(op)(*(x.cuda() for x in xs), **kwargs)
     want = want if isinstance(want, (tuple, list)) else (want,)
     atol, rtol = opdef.resolve(op.tolerances)[torch.float32]
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
+    assert len(got) >= len(want)
+    for g, w in zip(got, want):  # the node's outputs (narrowed by their size tensors, which follow)
         torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
 
 
@@ -450,7 +467,7 @@ def test_plugin_fields_fuzz(op, creator, version):
         except ph.HostError as e:
             assert "[plugin" in str(e), f"refused without a message from the plugin: {e}"
         else:
-            assert len(rt.result.outputs) == len(op.node.outputs)
+            assert len(rt.result.outputs) - len(rt.result.size_tensors) == len(op.node.outputs)
 
     check()
 

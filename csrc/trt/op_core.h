@@ -70,9 +70,13 @@ inline int32_t enqueue_core(const std::string& name, const OpCore& core, const n
 }
 
 // One plugin name: its declared fields and the core for a field collection. Served as IPluginV3
-// version "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), and IPluginV2DynamicExt "legacy".
+// version "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), and IPluginV2DynamicExt "legacy";
+// a creator marked v3_only as IPluginV3 "1" alone (so not at all on 8.6).
 struct OpCreator {
   std::string name;                        // plugin name == ONNX op_type
+  // IPluginV3 only: a core whose output shapes need what IPluginV2DynamicExt cannot declare
+  // (a size tensor for a data-dependent extent).
+  bool v3_only = false;
   // A drop-in's ONNX domain ("mmdeploy" for MMDeploy's nodes; empty for twinops' own and the
   // ONNX standard's): the library registers the creator in namespace "" and in this one, where
   // newer ONNX parsers look up a node that names no plugin_namespace after missing in "".
@@ -104,6 +108,12 @@ OpCreator attr_creator(std::string name, Make make, AbsentFields absent = Absent
     *error = read_attr_fields(FieldReader(fc, name), &f, !runtime && absent == AbsentFields::kDefaultWhenBuilding);
     return error->empty() ? make(f, error) : nullptr;
   };
+  return c;
+}
+
+// `c` served as IPluginV3 alone (OpCreator::v3_only).
+inline OpCreator v3_only(OpCreator c) {
+  c.v3_only = true;
   return c;
 }
 

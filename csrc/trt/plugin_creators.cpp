@@ -1,8 +1,9 @@
 // The one creator list of libtwinops_trt.so: one line per plugin name. plugin_library.cpp serves
 // each as IPluginV3 "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), plus
 // IPluginV2DynamicExt "legacy", through every registration path (getCreators,
-// getPluginCreators, registration at load time).
+// getPluginCreators, registration at load time); a creator marked v3_only as IPluginV3 "1" alone.
 #include "grid_sample/grid_sample_core.h"
+#include "nms/nms_core.h"
 #include "op_core.h"
 #include "resize/resize_core.h"
 
@@ -18,6 +19,10 @@ const std::vector<OpCreator>& op_creators() {
       grid_sample::plugin::twinops_grid_sample_creator(),  // the torch op's attributes
       grid_sample::plugin::grid_sampler_creator(),         // MMDeploy drop-in
       grid_sample::plugin::onnx_grid_sample_creator(),     // the ONNX standard node (parser plugin override)
+#if TWIN_TRT_HAS_V3
+      nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
+      nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only
+#endif
   };
   return *list;
 }

@@ -6,7 +6,9 @@
 //   "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
 //   "legacy"  IPluginV2DynamicExt    8.6, 10, 11
 //
-// in namespace "", and a drop-in of another toolkit's node (OpCreator::node_domain) also in the
+// except that a creator marked v3_only (OpCreator::v3_only: data-dependent output shapes) is
+// IPluginV3 "1" alone, so absent on 8.6; in namespace "", and a drop-in of another toolkit's node
+// (OpCreator::node_domain) also in the
 // namespace of that node's domain. A node selects the IPluginV2 path on any version with the node
 // attribute plugin_version="legacy". TensorRT's registry keys creators by (name, version,
 // namespace), so "1" can only be one interface per TensorRT version.
@@ -62,9 +64,11 @@ struct Library {
         all.push_back(new CreatorV3(op, "1", ns));
         all_namespaces.push_back(ns);
 #else
+        if (op.v3_only) continue;
         v2.push_back(new CreatorV2(op, "1", ns));
         v2_namespaces.push_back(ns);
 #endif
+        if (op.v3_only) continue;
         v2.push_back(new CreatorV2(op, "legacy", ns));
         v2_namespaces.push_back(ns);
       }

@@ -54,7 +54,9 @@ public:
             if (symbol_ < 0 || symbol_ >= static_cast<int>(binding.size()))
                 throw std::runtime_error("expression refers to an unbound symbol");
             return binding[symbol_];
-        case Kind::kSizeTensor: return a_->eval(binding);  // opt formula: what the builder would tune for
+        // Inside an operation: the upper bound (what a buffer must hold). A size tensor as an
+        // output's dimension is evaluated per profile point by the host (size_tensor_bounds).
+        case Kind::kSizeTensor: return b_->eval(binding);
         case Kind::kOp: {
             // TensorRT evaluates in dim_t: a value outside it (8.6: 32 bits) is an overflow there.
             const int64_t v = apply(op_, a_->eval(binding), b_->eval(binding));
@@ -88,6 +90,11 @@ public:
         }
         throw std::runtime_error("unknown DimensionOperation " + std::to_string(static_cast<int>(op)));
     }
+
+    // A size tensor's output index and its opt / upper-bound expressions (nullptr otherwise).
+    int size_tensor_output() const { return kind_ == Kind::kSizeTensor ? static_cast<int>(value_) : -1; }
+    Expr const* opt() const { return kind_ == Kind::kSizeTensor ? a_ : nullptr; }
+    Expr const* upper() const { return kind_ == Kind::kSizeTensor ? b_ : nullptr; }
 
 private:
     Kind kind_;
@@ -125,11 +132,18 @@ public:
     }
 
 #if NV_TENSORRT_MAJOR >= 10
-    nvinfer1::IDimensionExpr const* declareSizeTensor(int32_t, nvinfer1::IDimensionExpr const& opt,
-                                                      nvinfer1::IDimensionExpr const&) override {
+    // TensorRT's rules: `output` names a plugin output that must be a 0-D int32 / int64 tensor
+    // (the host checks that after getOutputShapes); opt and upper are ordinary expressions.
+    nvinfer1::IDimensionExpr const* declareSizeTensor(int32_t output, nvinfer1::IDimensionExpr const& opt,
+                                                      nvinfer1::IDimensionExpr const& upper) override {
         Expr const* o = find(&opt);
-        if (!o) return nullptr;
-        return make(Expr::Kind::kSizeTensor, 0, -1, nvinfer1::DimensionOperation::kSUM, o, nullptr);
+        Expr const* u = find(&upper);
+        if (!o || !u || output < 0 || o->isSizeTensor() || u->isSizeTensor()) {
+            errors_.push_back("declareSizeTensor() got an operand not made by this builder, a size tensor as its "
+                              "opt or upper bound, or a negative output index");
+            return nullptr;
+        }
+        return make(Expr::Kind::kSizeTensor, output, -1, nvinfer1::DimensionOperation::kSUM, o, u);
     }
 #endif
 

@@ -55,7 +55,16 @@ void evaluate(ExprBuilder const& b, Symbols const& s, DimsExprs const* e, int n,
             if (!x) throw std::runtime_error(std::string(what) + ": output " + std::to_string(i) + " dim " +
                                              std::to_string(j) + " is null or not made by the expression builder");
             int64_t* dst[4] = {out[i].min, out[i].opt, out[i].max, out[i].dims};
-            for (int k = 0; k < 4; ++k) dst[k][j] = x->eval(s.at[k]);
+            out[i].size_tensor[j] = 0;
+            if (x->size_tensor_output() >= 0) {  // data-dependent: 0 .. upper bound, the buffer at the bound
+                out[i].size_tensor[j] = 1 + x->size_tensor_output();
+                out[i].min[j] = 0;
+                out[i].opt[j] = x->opt()->eval(s.at[1]);
+                out[i].max[j] = x->upper()->eval(s.at[2]);
+                out[i].dims[j] = x->upper()->eval(s.at[3]);
+            } else {
+                for (int k = 0; k < 4; ++k) dst[k][j] = x->eval(s.at[k]);
+            }
             if (out[i].dims[j] < 0) throw std::runtime_error(std::string(what) + ": negative output dimension");
         }
     }
@@ -165,6 +174,20 @@ int th_build(void* pp, th_tensor const* in, int nin, th_tensor const* shape_in, 
         std::vector<th_tensor> check(static_cast<size_t>(n));
         Symbols none;
         evaluate(fixed, none, out_c.data(), n, check.data(), "concrete output shape");
+        for (int i = 0; i < n; ++i)  // TensorRT's rule for a size tensor: a 0-D int32 / int64 output
+            for (int j = 0; j < out[i].nb_dims; ++j) {
+                const int t = out[i].size_tensor[j] - 1;
+                if (t < 0) continue;
+                const bool int_type = out[t < n ? t : 0].type == static_cast<int32_t>(DataType::kINT32)
+#if NV_TENSORRT_MAJOR >= 10
+                                      || out[t < n ? t : 0].type == static_cast<int32_t>(DataType::kINT64)
+#endif
+                    ;
+                if (t >= n || out[t].nb_dims != 0 || !int_type)
+                    throw std::runtime_error("output " + std::to_string(i) + " dim " + std::to_string(j) +
+                                             ": declareSizeTensor names output " + std::to_string(t) +
+                                             ", which must be a 0-D int32 or int64 output of the plugin");
+            }
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < out[i].nb_dims; ++j)
                 if (check[i].nb_dims != out[i].nb_dims || check[i].dims[j] != out[i].dims[j])

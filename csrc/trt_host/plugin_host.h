@@ -90,7 +90,10 @@ struct th_field {
 };
 
 // One tensor: data type, format, concrete dims and the min/opt/max profile. For a shape input
-// the "dims" are its values (the way getOutputShapes' shapeInputs describe them).
+// the "dims" are its values (the way getOutputShapes' shapeInputs describe them). An output
+// dimension the plugin declared with declareSizeTensor (a data-dependent extent) has
+// size_tensor[j] = 1 + the index of the output holding its value, its dims[j] and max[j] the
+// upper bound (what to allocate), min[j] 0 and opt[j] the plugin's opt; 0 elsewhere.
 struct th_tensor {
     int32_t type;
     int32_t format;
@@ -99,5 +102,6 @@ struct th_tensor {
     int64_t min[twinops_host::kMaxDims];
     int64_t opt[twinops_host::kMaxDims];
     int64_t max[twinops_host::kMaxDims];
+    int32_t size_tensor[twinops_host::kMaxDims];
 };
 }

@@ -185,7 +185,7 @@ def _plugin_host(spec, xs, kw, out_shape):
     model = export(spec, _floating_as(_as_list(xs), torch.float32), kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
     ys = plugin_host.run_plugin(node, [t.cuda() for t in inputs], shape_inputs)
-    return _outputs(spec, tuple(ys))
+    return _outputs(spec, tuple(ys[: len(node.output)]))  # a data-dependent output's size tensor comes after
 
 
 def _tensorrt(spec, xs, kw, out_shape):

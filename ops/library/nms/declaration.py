@@ -5,8 +5,9 @@
 boxes' indices, a 1-D int64 output whose length depends on the data (at most K).
 ``twinops.batched_nms_padded`` is ``twinops::batched_nms_padded`` and ``TwinopsBatchedNMSPadded``:
 per image, fixed-shape outputs padded past the detections (EfficientNMS_TRT's layout plus the
-boxes' indices). No TensorRT plugin creators yet (docs/ops/nms.md, "Faces not yet built"). Not
-differentiable.
+boxes' indices). The data-dependent nodes have IPluginV3 creators (TensorRT >= 10: keep's
+length is a size tensor, the plugin's second output); the padded node has none yet
+(docs/ops/nms.md, "Faces not yet built"). Not differentiable.
 
 Everything else (argument checks, exporters, onnx.reference, ``twinops check`` / ``regress``
 cases, conformance tests, ``python -m twinops ops``) reads this declaration.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from ...opdef import DOMAIN, FLOATING, Attr, Node, OpDef, Sample, TensorArg, register
+from ...opdef import DOMAIN, FLOATING, Attr, Creator, Node, OpDef, Sample, TensorArg, register
 
 _REF = "twinops.library.nms.reference"
 _STRATEGIES = "twinops.library.nms.strategies"
@@ -55,6 +56,8 @@ _CASES = dict(
 NMS = register(OpDef(
     name="nms", api="twinops:nms", module="twinops.library.nms.api:NMS",
     inputs=(BOXES, SCORES), outputs=(KEEP,), args=(IOU_THRESHOLD,), node=NMS_NODE,
+    plugins=(Creator("TwinopsNMS", versions={"1": "v3"}, min_tensorrt=10,
+                     doc="twinops' node; keep's length is the plugin's second output, a size tensor"),),
     reference=f"{_REF}:nms_case_reference", cases=f"{_STRATEGIES}:nms_cases",
     edge_cases=((((0, 4), (0,)), dict(iou_threshold=0.5)), (((1, 4), (1,)), dict(iou_threshold=0.0)),
                 (((7, 4), (7,)), dict(iou_threshold=1.0))),
@@ -68,6 +71,8 @@ NMS = register(OpDef(
 BATCHED_NMS = register(OpDef(
     name="batched_nms", api="twinops:batched_nms", module="twinops.library.nms.api:BatchedNMS",
     inputs=(BOXES, SCORES, IDXS), outputs=(KEEP,), args=(IOU_THRESHOLD,), node=BATCHED_NMS_NODE,
+    plugins=(Creator("TwinopsBatchedNMS", versions={"1": "v3"}, min_tensorrt=10,
+                     doc="twinops' node; keep's length is the plugin's second output, a size tensor"),),
     reference=f"{_REF}:batched_nms_case_reference", cases=f"{_STRATEGIES}:batched_nms_cases",
     edge_cases=((((0, 4), (0,), (0,)), dict(iou_threshold=0.5)), (((9, 4), (9,), (9,)), dict(iou_threshold=0.3))),
     regress_cases=(("k40-iou0.5", ((40, 4), (40,), (40,)), dict(iou_threshold=0.5)),),
