@@ -6,12 +6,11 @@
 //   "1"       IPluginV2DynamicExt    8.6      <- default node on 8.6
 //   "legacy"  IPluginV2DynamicExt    8.6, 10, 11
 //
-// except that a creator marked v3_only (OpCreator::v3_only: data-dependent output shapes) is
-// IPluginV3 "1" alone, so absent on 8.6; in namespace "", and a drop-in of another toolkit's node
-// (OpCreator::node_domain) also in the
-// namespace of that node's domain. A node selects the IPluginV2 path on any version with the node
-// attribute plugin_version="legacy". TensorRT's registry keys creators by (name, version,
-// namespace), so "1" can only be one interface per TensorRT version.
+// (a creator marked v3_only, whose output shapes need a size tensor, is IPluginV3 "1" alone, so
+// absent on 8.6) in namespace "", and a drop-in of another toolkit's node (OpCreator::node_domain)
+// also in the namespace of that node's domain. A node selects the IPluginV2 path on any version
+// with the node attribute plugin_version="legacy". TensorRT's registry keys creators by (name,
+// version, namespace), so "1" can only be one interface per TensorRT version.
 //
 // Loading paths, all served by `creators()` below:
 //   * IPluginRegistry::loadLibrary / trtexec --dynamicPlugins / polygraphy --plugins:

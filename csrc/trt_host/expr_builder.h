@@ -55,7 +55,7 @@ public:
                 throw std::runtime_error("expression refers to an unbound symbol");
             return binding[symbol_];
         // Inside an operation: the upper bound (what a buffer must hold). A size tensor as an
-        // output's dimension is evaluated per profile point by the host (size_tensor_bounds).
+        // output's dimension is evaluated per profile point by the host (evaluate, lifecycle.cpp).
         case Kind::kSizeTensor: return b_->eval(binding);
         case Kind::kOp: {
             // TensorRT evaluates in dim_t: a value outside it (8.6: 32 bits) is an overflow there.

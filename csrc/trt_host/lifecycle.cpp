@@ -174,16 +174,17 @@ int th_build(void* pp, th_tensor const* in, int nin, th_tensor const* shape_in, 
         std::vector<th_tensor> check(static_cast<size_t>(n));
         Symbols none;
         evaluate(fixed, none, out_c.data(), n, check.data(), "concrete output shape");
+        auto size_type = [](int32_t type) {
+#if NV_TENSORRT_MAJOR >= 10
+            if (type == static_cast<int32_t>(DataType::kINT64)) return true;
+#endif
+            return type == static_cast<int32_t>(DataType::kINT32);
+        };
         for (int i = 0; i < n; ++i)  // TensorRT's rule for a size tensor: a 0-D int32 / int64 output
             for (int j = 0; j < out[i].nb_dims; ++j) {
                 const int t = out[i].size_tensor[j] - 1;
                 if (t < 0) continue;
-                const bool int_type = out[t < n ? t : 0].type == static_cast<int32_t>(DataType::kINT32)
-#if NV_TENSORRT_MAJOR >= 10
-                                      || out[t < n ? t : 0].type == static_cast<int32_t>(DataType::kINT64)
-#endif
-                    ;
-                if (t >= n || out[t].nb_dims != 0 || !int_type)
+                if (t >= n || out[t].nb_dims != 0 || !size_type(out[t].type))
                     throw std::runtime_error("output " + std::to_string(i) + " dim " + std::to_string(j) +
                                              ": declareSizeTensor names output " + std::to_string(t) +
                                              ", which must be a 0-D int32 or int64 output of the plugin");

@@ -3,7 +3,6 @@
 
 #if TWIN_TRT_HAS_V3  // the size tensor of keep's length (IExprBuilder::declareSizeTensor)
 
-#include <cmath>
 #include <memory>
 #include <string>
 
