@@ -488,13 +488,9 @@ __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, sizeof(T) > 
   using PT = PointTaps<M, DIMS, Acc>;
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= count) return;
-  const int64_t P = points_per_batch(p), n = g / P;
-  int64_t od, oh, ow;
-  split_point(p, g - n * P, &od, &oh, &ow);
-  Acc gx, gy, gz;
-  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  int64_t n, od, oh, ow;
   PT pt;
-  const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);
+  const bool ok = point_of<M, DIMS>(p, grid, g, &n, &od, &oh, &ow, &pt);
   const int64_t* gs = p.grad_grid_stride;
   T* gg = ggrid + n * gs[0] + od * gs[1] + oh * gs[2] + ow * gs[3];
   if (!ok) {

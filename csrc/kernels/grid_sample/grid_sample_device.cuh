@@ -62,6 +62,19 @@ __device__ __forceinline__ void read_grid(const Params& p, const T* __restrict__
   *gz = DIMS == 3 ? load(g + 2 * s[4]) : Acc(0);
 }
 
+// The prologue of the per-point backward kernels: output point g (all batches) -> its batch n,
+// output coordinates and taps; false for a NaN point (point_taps).
+template <Mode M, int DIMS, typename T, typename Acc>
+__device__ __forceinline__ bool point_of(const Params& p, const T* __restrict__ grid, int64_t g, int64_t* n,
+                                         int64_t* od, int64_t* oh, int64_t* ow, PointTaps<M, DIMS, Acc>* pt) {
+  const int64_t P = points_per_batch(p);
+  *n = g / P;
+  split_point(p, g - *n * P, od, oh, ow);
+  Acc gx, gy, gz;
+  read_grid<DIMS>(p, grid, *n, *od, *oh, *ow, &gx, &gy, &gz);
+  return point_taps<M, DIMS, Acc>(p, gx, gy, gz, pt);
+}
+
 // A point's taps as input offsets (strides N, C, D, H, W; batch and channel excluded) in index
 // type I (int64_t always safe; int32_t when the input's per-batch span fits), kept per axis:
 // tap t reads at(t) when ok(t).

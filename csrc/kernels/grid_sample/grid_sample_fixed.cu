@@ -105,13 +105,10 @@ __global__ void __launch_bounds__(kThreads, grad_grid_min_blocks(M, false))
   using PT = PointTaps<M, DIMS, Acc>;
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= count) return;
-  const int64_t P = points_per_batch(p), E = elements_per_batch(p), n = g / P;
-  int64_t od, oh, ow;
-  split_point(p, g - n * P, &od, &oh, &ow);
-  Acc gx, gy, gz;
-  read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
+  const int64_t E = elements_per_batch(p);
+  int64_t n, od, oh, ow;
   PT pt;
-  const bool ok = point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt);
+  const bool ok = point_of<M, DIMS>(p, grid, g, &n, &od, &oh, &ow, &pt);
   T* gg = nullptr;
   if (ggrid != nullptr) {
     const int64_t* gs = p.grad_grid_stride;
