@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 __all__ = ["nms_reference", "score_order", "nms_case_reference", "batched_nms_case_reference",
-           "batched_nms_padded_reference", "TOLERANCES"]
+           "batched_nms_padded_reference", "trt_batched_nms_reference", "TOLERANCES"]
 
 
 def score_order(scores: np.ndarray) -> np.ndarray:
@@ -115,3 +115,51 @@ def batched_nms_padded_reference(boxes: torch.Tensor, scores: torch.Tensor, scor
         out_classes[b, :m] = torch.from_numpy(c)[keep].to(torch.int32)
         out_indices[b, :m] = torch.from_numpy(n)[keep]
     return num, out_boxes, out_scores, out_classes, out_indices
+
+
+def trt_batched_nms_reference(boxes: torch.Tensor, scores: torch.Tensor, background_label_id: int, num_classes: int,
+                              topk: int, keep_topk: int, score_threshold: float, iou_threshold: float,
+                              clip_boxes: bool = True, return_index: bool = False):
+    """MMDeploy's ``TRTBatchedNMS`` node by the rules twinops' drop-in is to follow
+    (csrc/trt/nms/README.md, "The drop-ins to come"): boxes (N, P, 1 or num_classes, 4), scores
+    (N, P, num_classes). Per image and class (``background_label_id`` skipped; a value outside
+    [0, num_classes) skips none): the priors scoring above ``score_threshold`` by decreasing
+    score, ties by prior index, the first ``topk`` (all P when topk <= 0 or > P), NMS by
+    :func:`nms_reference`'s rules. Then the image's survivors by decreasing score, ties by class
+    and then by their order within the class, the first ``keep_topk``.
+
+    Returns ``(dets, labels)`` or ``(dets, labels, index)``: dets (N, keep_topk, 5) float32, the
+    box (clamped to [0, 1] when ``clip_boxes``) and the score; labels int32 (N, keep_topk), the
+    class; index int32 (N, keep_topk), the prior n for shared boxes, ``c * P + n`` for per-class
+    boxes. Past the detections: dets 0, labels and index -1. (Where MMDeploy's kernels leave the
+    outputs unwritten, keep_topk > topk, this pads too; a NaN coordinate stays NaN when clamped.)"""
+    N, P, C = scores.shape
+    shared = boxes.shape[2] == 1
+    k = topk if 0 < topk <= P else P
+    s_all = scores.detach().to("cpu", torch.float32).numpy()
+    dets = torch.zeros((N, keep_topk, 5), dtype=torch.float32)
+    labels = torch.full((N, keep_topk), -1, dtype=torch.int32)
+    index = torch.full((N, keep_topk), -1, dtype=torch.int32)
+    for b in range(N):
+        found = []  # (score, class, rank in class, prior)
+        for c in range(C):
+            if c == background_label_id:
+                continue
+            s = s_all[b, :, c]
+            with np.errstate(invalid="ignore"):
+                cand = np.nonzero(s > np.float32(score_threshold))[0]
+            cand = cand[score_order(s[cand])][:k]
+            if cand.size == 0:
+                continue
+            pick = torch.from_numpy(cand)
+            bx = boxes[b, :, 0 if shared else c].detach().cpu()[pick]
+            keep = nms_reference(bx, torch.from_numpy(s[cand]), iou_threshold).numpy()
+            found += [(float(s[cand[r]]), c, i, int(cand[r])) for i, r in enumerate(keep)]
+        found.sort(key=lambda f: (-f[0], f[1], f[2]))  # no NaN: a NaN score is no candidate
+        for j, (score, c, _, n) in enumerate(found[:keep_topk]):
+            box = boxes[b, n, 0 if shared else c].detach().to("cpu", torch.float32)
+            dets[b, j, :4] = box.clamp(0, 1) if clip_boxes else box
+            dets[b, j, 4] = score
+            labels[b, j] = c
+            index[b, j] = n if shared else c * P + n
+    return (dets, labels, index) if return_index else (dets, labels)
