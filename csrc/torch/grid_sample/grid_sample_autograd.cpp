@@ -74,7 +74,7 @@ struct GridSampleFunction : public torch::autograd::Function<GridSampleFunction>
 };
 
 // ATen's grid sampler backward of a 4-D or 5-D input; its mode and padding codes are the
-// kernel's enums (grid_sample.cuh), which the choice tables give.
+// kernel's enums (../../kernels/sampling.cuh), which the choice tables give.
 std::tuple<at::Tensor, at::Tensor> aten_backward(const at::Tensor& grad_output, const at::Tensor& input,
                                                  const at::Tensor& grid, const Attrs& a) {
   const auto mode = attr::choice_value(choices::mode, std::get<0>(a));

@@ -17,7 +17,7 @@ import torch
 from ...opdef import DOMAIN, FLOATING, Attr, Creator, Node, OpDef, Sample, TensorArg, register
 
 # The Python API's names (F.grid_sample's) and the node's (ONNX GridSample-20's), in the same order:
-# the kernel's Mode and Padding enums (csrc/kernels/grid_sample/grid_sample.cuh) and MMDeploy's integer codes.
+# the kernel's Mode and Padding enums (csrc/kernels/sampling.cuh) and MMDeploy's integer codes.
 MODES = ("bilinear", "nearest", "bicubic")
 ONNX_MODES = ("linear", "nearest", "cubic")
 PADDING_MODES = ("zeros", "border", "reflection")
