@@ -106,9 +106,10 @@ def test_size_tensor_bounds(prefix_host, size_type, dtype):
 
 
 @needs_host
-@pytest.mark.parametrize("fields", [dict(size_output=0), dict(size_output=5), dict(size_rank=1), dict(size_type=2)],
-                         ids=["names-itself", "no-such-output", "not-0-D", "float"])
+@pytest.mark.parametrize("fields", [dict(size_output=0), dict(size_output=5), dict(size_output=-1), dict(size_rank=1),
+                                    dict(size_type=2)],
+                         ids=["names-itself", "no-such-output", "negative-output", "not-0-D", "float"])
 def test_size_tensor_rules(prefix_host, fields):
     """TensorRT's rule: the output a size tensor names is a 0-D int32 or int64 output of the plugin."""
-    with pytest.raises(ph.HostError, match="declareSizeTensor names output|not made by this builder"):
+    with pytest.raises(ph.HostError, match="declareSizeTensor names output|declareSizeTensor returned nullptr"):
         _prefix(prefix_host, 5, **fields)
