@@ -260,8 +260,9 @@ def test_replay_of_a_one_input_reproducer_without_shapes(tmp_path, monkeypatch):
 
 
 def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monkeypatch):
-    # batched_nms_padded declares no TensorRT creator yet: with a plugin host and TensorRT "present", its cases
-    # must be skipped with the reason on those two backends (never run, never failed).
+    # batched_nms_padded declares no TensorRT creator yet: with a plugin host and TensorRT
+    # "present", its cases must be skipped with the reason on those two backends (never run,
+    # never failed).
     import sys
     import types
 
@@ -287,4 +288,3 @@ def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monk
     assert not any(c["backend"] in ("plugin-host", "tensorrt") for c in doc["comparisons"])
     reasons = [s["reason"] for s in doc["skipped"]]
     assert any("has no TensorRT plugin" in r for r in reasons), reasons
-

@@ -61,11 +61,8 @@ Params check_nms(const std::string& who, const at::Tensor& boxes, const at::Tens
   check_dense(who, "boxes", boxes);
   check_dense(who, "scores", scores);
   if (classes.defined()) check_dense(who, "idxs", classes);
-  const Desc c = classes.defined() ? Desc{classes.sizes(), classes.scalar_type(), classes.device()}
-                                   : Desc{{}, at::kLong, boxes.device()};
-  return check_nms(who, Desc{boxes.sizes(), boxes.scalar_type(), boxes.device()},
-                   Desc{scores.sizes(), scores.scalar_type(), scores.device()}, classes.defined() ? &c : nullptr,
-                   iou_threshold);
+  const Desc c = classes.defined() ? desc_of(classes) : Desc{{}, at::kLong, boxes.device()};
+  return check_nms(who, desc_of(boxes), desc_of(scores), classes.defined() ? &c : nullptr, iou_threshold);
 }
 
 namespace {

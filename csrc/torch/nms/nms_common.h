@@ -19,6 +19,9 @@ struct Desc {
   c10::Device device;
 };
 
+// A tensor's Desc (its shape stays a view of t's sizes).
+inline Desc desc_of(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(), t.device()}; }
+
 // float32, float64, float16 or bfloat16: the boxes' and scores' dtypes.
 inline bool floating(at::ScalarType s) {
   return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;

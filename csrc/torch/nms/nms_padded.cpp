@@ -57,8 +57,6 @@ void check_padded(const std::string& who, const Desc& boxes, const Desc& scores,
     fail(who + ": pre_nms_top_k must be -1 (every candidate) or at least 1, got " + std::to_string(pre_nms_top_k));
 }
 
-Desc desc(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(), t.device()}; }
-
 using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold, double iou_threshold,
@@ -66,7 +64,7 @@ Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double sc
   const std::string& who = kPadded;
   check_dense(who, "boxes", boxes);
   check_dense(who, "scores", scores);
-  check_padded(who, desc(boxes), desc(scores), score_threshold, iou_threshold, max_output_boxes, pre_nms_top_k);
+  check_padded(who, desc_of(boxes), desc_of(scores), score_threshold, iou_threshold, max_output_boxes, pre_nms_top_k);
   const int64_t B = scores.size(0), N = scores.size(1), C = scores.size(2), K = max_output_boxes;
   const bool per_class = boxes.dim() == 4;
   const auto opts = boxes.options();

@@ -4,17 +4,17 @@ the method is the harness's, see ``harness.py``).
 Cases (forward only: NMS has no gradient): ``nms`` over 1,000 / 5,000 / 20,000 boxes,
 ``batched_nms`` over 8,400 boxes in 80 classes (a YOLO head), IoU threshold 0.5, and
 ``batched_nms_padded`` on 1 and 8 images of that head (:class:`PaddedCase`). Boxes are
-detector-like: centres uniform in a 640 x 640 image, sides 8 to 128 pixels; scores are distinct
-(``_distinct_scores``), so torchvision's order is defined and both results must be equal. In float16
-and bfloat16, torchvision's CUDA kernel rounds each box side to the half type before its float
-IoU, which twinops does not (docs/ops/nms.md, "Semantics"): those rows are timed against
-torchvision on the half boxes and checked against torchvision on the same boxes in float32
-(exact widening). Both sides' time is the whole call: torchvision's CUDA nms copies its
-suppression mask to the host and finishes there; twinops' runs on the device and reads back only the kept count (to size its
-output). Bytes = boxes + scores read, kept indices written (the floor is tiny: NMS is bound by
-its O(K^2) comparisons and by latency, not by memory). Without torchvision the rows are
-``NO-REF`` (twinops timed, unchecked). After the table, ``target:`` lines say where the run stands
-against the speed targets (:func:`target_lines`).
+detector-like: centres uniform in a 640 x 640 image, sides 8 to 128 pixels; scores are
+distinct (``_distinct_scores``), so torchvision's order is defined and both results must be
+equal. In float16 and bfloat16, torchvision's CUDA kernel rounds each box side to the half type
+before its float IoU, which twinops does not (docs/ops/nms.md, "Semantics"): those rows are
+timed against torchvision on the half boxes and checked against torchvision on the same boxes
+in float32 (exact widening). Both sides' time is the whole call: torchvision's CUDA nms copies
+its suppression mask to the host and finishes there; twinops' runs on the device and reads back
+only the kept count (to size its output). Bytes = boxes + scores read, kept indices written (the
+floor is tiny: NMS is bound by its O(K^2) comparisons and by latency, not by memory). Without
+torchvision the rows are ``NO-REF`` (twinops timed, unchecked). After the table, ``target:``
+lines say where the run stands against the speed targets (:func:`target_lines`).
 """
 from __future__ import annotations
 
