@@ -5,6 +5,7 @@
 // 4. mask_kernel: for every pair of sorted positions r < s, one bit "r would suppress s"
 //    (same class and IoU > threshold), 64 positions per word: row r holds ceil(K / 64) words,
 //    of which only those from r's own block on are written (and read);
+// (batched_nms, when the removed bits fit in shared memory: batched_by_segments instead of 3-5.)
 // 5. reduce_kernel: one block walks the blocks of 64 positions in order: one thread resolves a
 //    block's 64 positions against the removed bits so far and the block's diagonal words (a
 //    position is kept when no kept earlier position removed it), then all threads OR the kept
@@ -19,6 +20,9 @@
 // sort's scan, its empty kernel; grid_sample.cu sorts too) would otherwise be defined twice.
 #define CUB_WRAPPED_NAMESPACE twinops_nms_cub
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -59,6 +63,9 @@ TWIN_HD int64_t words_per_row(int64_t count) { return (count + kBoxesPerWord - 1
 // Byte offsets of the workspace arrays, each 256-byte aligned.
 struct Layout {
   size_t keys, keys_sorted, index, order, boxes, classes, mask, removed, sort_scratch, sort_scratch_bytes, bytes;
+  // batched_nms by class segments (segmented_ok): class keys in score order and sorted, ranks,
+  // the runs of equal classes, the kept flags by rank.
+  size_t class_keys, class_keys_sorted, ranks, seg_rank, run_classes, run_len, run_start, num_runs, flags;
 };
 
 template <typename T>
@@ -75,10 +82,38 @@ Layout layout(const Params& p) {
   L.classes = w.take(sizeof(int64_t) * K);
   L.mask = w.take(sizeof(unsigned long long) * K * W);
   L.removed = w.take(sizeof(unsigned long long) * W);
-  size_t scratch = 0;
-  CUB_NS_QUALIFIER::DeviceRadixSort::SortPairsDescending(
-      nullptr, scratch, static_cast<const Key*>(nullptr), static_cast<Key*>(nullptr),
-      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), static_cast<int>(p.count));
+  L.class_keys = w.take(sizeof(uint64_t) * K);
+  L.class_keys_sorted = w.take(sizeof(uint64_t) * K);
+  L.ranks = w.take(sizeof(int32_t) * K);
+  L.seg_rank = w.take(sizeof(int32_t) * K);
+  L.run_classes = w.take(sizeof(uint64_t) * K);
+  L.run_len = w.take(sizeof(int32_t) * K);
+  L.run_start = w.take(sizeof(int32_t) * K);
+  L.num_runs = w.take(sizeof(int32_t));
+  L.flags = w.take(K);
+  // One scratch area for CUB's passes, which run one after another on the stream.
+  namespace cub = CUB_NS_QUALIFIER;
+  const int n = static_cast<int>(p.count);
+  size_t scratch = 0, bytes = 0;
+  cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const Key*>(nullptr),
+                                            static_cast<Key*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                            static_cast<int32_t*>(nullptr), n);
+  scratch = std::max(scratch, bytes);
+  cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const uint64_t*>(nullptr),
+                                  static_cast<uint64_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                  static_cast<int32_t*>(nullptr), n);
+  scratch = std::max(scratch, bytes);
+  cub::DeviceRunLengthEncode::Encode(nullptr, bytes, static_cast<const uint64_t*>(nullptr),
+                                     static_cast<uint64_t*>(nullptr), static_cast<int32_t*>(nullptr),
+                                     static_cast<int32_t*>(nullptr), n);
+  scratch = std::max(scratch, bytes);
+  cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
+                                n);
+  scratch = std::max(scratch, bytes);
+  cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const int32_t*>(nullptr),
+                             static_cast<const unsigned char*>(nullptr), static_cast<int64_t*>(nullptr),
+                             static_cast<int64_t*>(nullptr), n);
+  scratch = std::max(scratch, bytes);
   L.sort_scratch = w.take(scratch);
   L.sort_scratch_bytes = scratch;
   L.bytes = w.end;
@@ -112,12 +147,22 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
 // Block (column block x, row block y) of the mask, one thread per row of the row block: the
 // column block's boxes in shared memory, one bit per later position that the row's box would
 // suppress. Blocks left of the diagonal return at once.
+//
+// `segmented`: the positions are sorted by class (ascending), and a block whose columns' first
+// class is above its rows' last class holds no pair of one class: it returns unwritten (the
+// segmented reduce reads only words of a row's own class run).
 template <typename Acc>
 __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, const Acc* __restrict__ sorted,
                                                              const int64_t* __restrict__ classes,
-                                                             unsigned long long* __restrict__ mask) {
+                                                             unsigned long long* __restrict__ mask,
+                                                             bool segmented) {
   const int64_t rb = blockIdx.y, cb = blockIdx.x, W = words_per_row(p.count);
   if (cb < rb) return;
+  if (segmented) {
+    const int64_t row_last = rb * kBoxesPerWord + kBoxesPerWord - 1 < p.count ? rb * kBoxesPerWord + kBoxesPerWord - 1
+                                                                              : p.count - 1;
+    if (classes[cb * kBoxesPerWord] > classes[row_last]) return;
+  }
   __shared__ Acc col[kBoxesPerWord * 4];
   __shared__ int64_t col_class[kBoxesPerWord];
   const int64_t c0 = cb * kBoxesPerWord;
@@ -230,6 +275,81 @@ __global__ void __launch_bounds__(kReduceThreads)
   if (tid == 0) *kept = count;
 }
 
+// batched_nms by class segments. The positions are sorted by (class, score rank): a run of
+// equal classes is a segment, and segments never suppress each other, so each is reduced on
+// its own, in parallel, by the same greedy pass as reduce_kernel's.
+
+// Each box's class as an unsigned key (ascending = the int64 order), in score order, with its rank.
+__global__ void __launch_bounds__(kThreads) class_keys_kernel(const Params p, const int64_t* __restrict__ classes,
+                                                              const int32_t* __restrict__ order,
+                                                              uint64_t* __restrict__ class_keys,
+                                                              int32_t* __restrict__ ranks) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= p.count) return;
+  class_keys[r] = static_cast<uint64_t>(classes[order[r] * p.class_stride]) ^ (uint64_t(1) << 63);
+  ranks[r] = static_cast<int32_t>(r);
+}
+
+// The box index at each position: the box of rank seg_rank[position].
+__global__ void __launch_bounds__(kThreads) compose_kernel(const Params p, const int32_t* __restrict__ order,
+                                                           const int32_t* __restrict__ seg_rank,
+                                                           int32_t* __restrict__ position_order) {
+  const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= p.count) return;
+  position_order[q] = order[seg_rank[q]];
+}
+
+constexpr int kSegmentThreads = 256;
+// Segments per launch at most (each block takes every gridDim.x-th segment).
+constexpr int kSegmentBlocks = 1024;
+
+// One block per segment (strided over the runs): the greedy pass over the segment's 64-position
+// blocks, its removed bits (words of the segment only) in shared memory. Positions of another
+// class that share a boundary block are marked removed before the resolve; the mask words
+// between positions of different classes are 0, so the OR step cannot touch another segment.
+// Writes flags[rank] = 1 for each kept position (flags start at 0).
+__global__ void __launch_bounds__(kSegmentThreads)
+    segment_reduce_kernel(const Params p, const unsigned long long* __restrict__ mask,
+                          const int32_t* __restrict__ run_start, const int32_t* __restrict__ run_len,
+                          const int32_t* __restrict__ num_runs, const int32_t* __restrict__ seg_rank,
+                          unsigned char* __restrict__ flags) {
+  extern __shared__ unsigned long long removed[];
+  __shared__ unsigned long long diag[kBoxesPerWord];
+  __shared__ int kept_rows[kBoxesPerWord];
+  __shared__ int kept_now;
+  const int64_t W = words_per_row(p.count);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int runs = *num_runs;
+  for (int s = blockIdx.x; s < runs; s += gridDim.x) {
+    const int64_t start = run_start[s], end = start + run_len[s];
+    const int64_t ws = start / kBoxesPerWord, we = (end - 1) / kBoxesPerWord;
+    for (int64_t w = tid; w <= we - ws; w += blockDim.x) removed[w] = 0;
+    __syncthreads();
+    for (int64_t b = ws; b <= we; ++b) {
+      const int64_t r0 = b * kBoxesPerWord;
+      const int lo = static_cast<int>((start > r0 ? start : r0) - r0);
+      const int hi = static_cast<int>((end < r0 + kBoxesPerWord ? end : r0 + kBoxesPerWord) - r0);
+      if (tid < kBoxesPerWord) diag[tid] = tid >= lo && tid < hi ? mask[(r0 + tid) * W + b] : 0ull;
+      __syncthreads();
+      if (tid == 0) {
+        const unsigned long long other = lo > 0 ? (1ull << lo) - 1 : 0ull;  // positions before the segment
+        kept_now = resolve_block(removed[b - ws] | other, diag, hi, kept_rows);
+      }
+      __syncthreads();
+      const int n = kept_now;
+      if (tid < n) flags[seg_rank[r0 + kept_rows[tid]]] = 1;
+      const uint32_t later = static_cast<uint32_t>(we - b);
+      const uint32_t pairs = static_cast<uint32_t>(n) * later;
+      for (uint32_t q = tid; q < pairs; q += blockDim.x) {
+        const uint32_t w = static_cast<uint32_t>(b + 1) + q % later;
+        const unsigned long long v = mask[(r0 + kept_rows[q / later]) * W + w];
+        if (v != 0) atomicOr(&removed[w - ws], v);
+      }
+      __syncthreads();
+    }
+  }
+}
+
 }  // namespace kernels
 
 using namespace kernels;
@@ -244,6 +364,66 @@ Layout layout_for(const Params& p, int score_bytes) {
 size_t workspace_bytes(const Params& p, int score_bytes) {
   return p.count > 0 ? layout_for(p, score_bytes).bytes : 0;
 }
+
+namespace {
+
+// batched_nms after the score sort (order: the box index by rank), when a segment's removed bits
+// fit in shared memory: the class sort, the mask within class runs, one reduce block per run,
+// then the kept boxes in rank order by a stable select of the kept flags.
+template <typename T>
+cudaError_t batched_by_segments(const Params& p, const Layout& L, const T* boxes, const int64_t* classes,
+                                int64_t* keep, int64_t* kept, char* ws, cudaStream_t stream) {
+  namespace cub = CUB_NS_QUALIFIER;
+  using Acc = AccOf<T>;
+  const int64_t K = p.count, W = words_per_row(K);
+  const int n = static_cast<int>(K);
+  auto* order = reinterpret_cast<int32_t*>(ws + L.order);
+  auto* position_order = reinterpret_cast<int32_t*>(ws + L.index);  // the sort's input ranks: free now
+  auto* sorted = reinterpret_cast<Acc*>(ws + L.boxes);
+  auto* sorted_classes = reinterpret_cast<int64_t*>(ws + L.classes);
+  auto* mask = reinterpret_cast<unsigned long long*>(ws + L.mask);
+  auto* class_keys = reinterpret_cast<uint64_t*>(ws + L.class_keys);
+  auto* class_keys_sorted = reinterpret_cast<uint64_t*>(ws + L.class_keys_sorted);
+  auto* ranks = reinterpret_cast<int32_t*>(ws + L.ranks);
+  auto* seg_rank = reinterpret_cast<int32_t*>(ws + L.seg_rank);
+  auto* run_classes = reinterpret_cast<uint64_t*>(ws + L.run_classes);
+  auto* run_len = reinterpret_cast<int32_t*>(ws + L.run_len);
+  auto* run_start = reinterpret_cast<int32_t*>(ws + L.run_start);
+  auto* num_runs = reinterpret_cast<int32_t*>(ws + L.num_runs);
+  auto* flags = reinterpret_cast<unsigned char*>(ws + L.flags);
+  void* scratch = ws + L.sort_scratch;
+  size_t bytes = L.sort_scratch_bytes;
+  cudaError_t e;
+  class_keys_kernel<<<blocks_for(K), kThreads, 0, stream>>>(p, classes, order, class_keys, ranks);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  // Stable: each class's positions stay in rank order.
+  if ((e = cub::DeviceRadixSort::SortPairs(scratch, bytes, class_keys, class_keys_sorted, ranks, seg_rank, n, 0, 64,
+                                           stream)) != cudaSuccess)
+    return e;
+  compose_kernel<<<blocks_for(K), kThreads, 0, stream>>>(p, order, seg_rank, position_order);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, position_order, sorted, sorted_classes);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  mask_kernel<Acc><<<dim3(static_cast<unsigned>(W), static_cast<unsigned>(W)), kBoxesPerWord, 0, stream>>>(
+      p, sorted, sorted_classes, mask, true);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  if ((e = cudaMemsetAsync(run_len, 0, sizeof(int32_t) * K, stream)) != cudaSuccess) return e;
+  bytes = L.sort_scratch_bytes;
+  if ((e = cub::DeviceRunLengthEncode::Encode(scratch, bytes, class_keys_sorted, run_classes, run_len, num_runs, n,
+                                              stream)) != cudaSuccess)
+    return e;
+  bytes = L.sort_scratch_bytes;
+  if ((e = cub::DeviceScan::ExclusiveSum(scratch, bytes, run_len, run_start, n, stream)) != cudaSuccess) return e;
+  if ((e = cudaMemsetAsync(flags, 0, K, stream)) != cudaSuccess) return e;
+  const unsigned grid = static_cast<unsigned>(K < kSegmentBlocks ? K : kSegmentBlocks);
+  segment_reduce_kernel<<<grid, kSegmentThreads, sizeof(unsigned long long) * static_cast<size_t>(W), stream>>>(
+      p, mask, run_start, run_len, num_runs, seg_rank, flags);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  bytes = L.sort_scratch_bytes;
+  return cub::DeviceSelect::Flagged(scratch, bytes, order, flags, keep, kept, n, stream);
+}
+
+}  // namespace
 
 template <typename T>
 cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int64_t* classes, int64_t* keep,
@@ -273,10 +453,12 @@ cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int
                                                                  static_cast<int>(8 * sizeof(Key)), stream)) !=
       cudaSuccess)
     return e;
+  if (classes != nullptr && W <= kSharedWords)
+    return batched_by_segments<T>(p, L, boxes, classes, keep, kept, ws, stream);
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   mask_kernel<Acc><<<dim3(static_cast<unsigned>(W), static_cast<unsigned>(W)), kBoxesPerWord, 0, stream>>>(
-      p, sorted, sorted_classes, mask);
+      p, sorted, sorted_classes, mask, false);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   const size_t shared = W <= kSharedWords ? sizeof(unsigned long long) * static_cast<size_t>(W) : 0;
   reduce_kernel<<<1, kReduceThreads, shared, stream>>>(p, mask, order, removed, keep, kept);
