@@ -8,9 +8,9 @@
 // (batched_nms, when the removed bits fit in shared memory: batched_by_segments instead of 3-5.)
 // 5. reduce_kernel: one block walks the blocks of 64 positions in order: one thread resolves a
 //    block's 64 positions against the removed bits so far and the block's diagonal words (a
-//    position is kept when no kept earlier position removed it), then all threads OR the kept
-//    rows' words into the removed bits of the later blocks, one (row, word) pair each. It
-//    writes the kept indices and their count.
+//    position is kept when no kept earlier position removed it) while the other threads OR the
+//    previous block's kept rows into the removed bits of the later blocks, one (row, word) pair
+//    each. It writes the kept indices and their count.
 // The result is the CPU loop's (nms_cpu.cpp): the same comparisons, decided alike.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -189,90 +189,130 @@ __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, con
 }
 
 // Loads in flight per thread in the reduce kernel's OR step.
-constexpr int kReduceUnroll = 4;
+constexpr int kReduceUnroll = 8;
 
 // Thread 0's serial step over block b: which of its `rows` positions are kept, given the removed
 // bits so far (`gone`) and the block's diagonal words. Writes the kept positions (0..63, in order)
-// into kept_rows and returns how many. The diagonal words are read in groups of 8 (their loads
-// do not depend on the decisions), so the dependent chain is a few integer operations per row.
-__device__ __forceinline__ int resolve_block(unsigned long long gone, const unsigned long long* diag, int rows,
-                                             int* kept_rows) {
+// into kept_rows and returns how many; with `next` (the rows' words of block b + 1), also the OR
+// of the kept rows' next words into *carry. The words are read in groups of 8 (their loads do
+// not depend on the decisions), so the dependent chain is a few integer operations per row.
+__device__ __forceinline__ int resolve_block(unsigned long long gone, const unsigned long long* diag,
+                                             const unsigned long long* next, int rows, int* kept_rows,
+                                             unsigned long long* carry) {
   int n = 0;
+  unsigned long long c = 0;
   for (int t0 = 0; t0 < rows; t0 += 8) {
-    unsigned long long d[8];
+    unsigned long long d[8], a[8];
 #pragma unroll
-    for (int u = 0; u < 8; ++u) d[u] = diag[t0 + u];  // diag holds 64 words, zero past `rows`
+    for (int u = 0; u < 8; ++u) {
+      d[u] = diag[t0 + u];  // 64 words, zero past `rows`
+      a[u] = next != nullptr ? next[t0 + u] : 0ull;
+    }
 #pragma unroll
     for (int u = 0; u < 8; ++u) {
       const int t = t0 + u;
       if (t < rows && !((gone >> t) & 1ull)) {
         gone |= d[u];
+        c |= a[u];
         kept_rows[n++] = t;
       }
     }
   }
+  if (carry != nullptr) *carry = c;
   return n;
 }
 
 // The greedy pass over the mask (one block of kReduceThreads): see the file comment. `removed`
-// is shared memory when the row's words fit (kSharedWords), else `removed_global`. Per block of
-// 64 positions the dependent steps are thread 0's serial resolve and one round of OR loads: the
-// (kept row, later word) pairs are spread over all threads, consecutive threads on consecutive
-// words of a row (coalesced), each OR-ing its word into `removed` with an atomic (OR is
-// order-independent, so the result does not depend on scheduling). The next block's diagonal
-// words are loaded during the OR step.
+// is shared memory when the row's words fit (kSharedWords), else `removed_global`.
+//
+// Step b runs two things at once, then one barrier:
+// - thread 0 resolves block b against removed[b] and the carry word (block b - 1's kept rows'
+//   words b, OR-ed by the previous resolve from words loaded one step ahead);
+// - the other warps OR block b - 1's kept rows' words b + 1 .. W - 1 into `removed` (one
+//   (row, word) pair per thread, consecutive threads on consecutive words, an atomic OR each:
+//   order-independent, so the result does not depend on scheduling), write block b - 1's kept
+//   indices, and load block b + 1's diagonal and next words.
+// So the OR step's global loads overlap the serial resolve instead of following it: a word
+// w >= b + 1 is complete when resolve(w) starts, since every block below w - 1 has been OR-ed
+// by then and block w - 1 comes through the carry.
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_kernel(const Params p, const unsigned long long* __restrict__ mask, const int32_t* __restrict__ order,
                   unsigned long long* removed_global, int64_t* __restrict__ keep, int64_t* __restrict__ kept) {
   extern __shared__ unsigned long long removed_shared[];
-  __shared__ unsigned long long diag[2][kBoxesPerWord];
-  __shared__ int kept_rows[kBoxesPerWord];
-  __shared__ int kept_now;
+  __shared__ unsigned long long diag[2][kBoxesPerWord], next[2][kBoxesPerWord], carry[2];
+  __shared__ int kept_rows[2][kBoxesPerWord];
+  __shared__ int kept_n[2];
   const int64_t W = words_per_row(p.count);
   unsigned long long* removed = W <= kSharedWords ? removed_shared : removed_global;
-  for (int64_t w = threadIdx.x; w < W; w += blockDim.x) removed[w] = 0;
   const int tid = static_cast<int>(threadIdx.x);
-  // Block b's diagonal word of row r0 + t (0 past the last position).
-  auto diag_word = [&](int64_t b, int t) -> unsigned long long {
+  // Row t of block b's word w (0 past the last position or the last word).
+  auto word_of = [&](int64_t b, int t, int64_t w) -> unsigned long long {
     const int64_t r = b * kBoxesPerWord + t;
-    return r < p.count ? mask[r * W + b] : 0ull;
+    return r < p.count && w < W ? mask[r * W + w] : 0ull;
   };
-  if (tid < kBoxesPerWord) diag[0][tid] = diag_word(0, tid);
+  for (int64_t w = tid; w < W; w += blockDim.x) removed[w] = 0;
+  if (tid < kBoxesPerWord) {
+    diag[0][tid] = word_of(0, tid, 0);
+    next[0][tid] = word_of(0, tid, 1);
+  }
+  if (tid == 0) {
+    kept_n[1] = 0;  // no block before block 0
+    carry[1] = 0;
+  }
   __syncthreads();
-  int64_t count = 0;  // kept so far (every thread tracks it)
+  constexpr int kWorkers = kReduceThreads - 32;  // warps 1.. (warp 0 holds the resolving thread)
+  const int wid = tid - 32;
+  int64_t base = 0;  // kept in the blocks before block b - 1
   for (int64_t b = 0; b < W; ++b) {
-    const int64_t r0 = b * kBoxesPerWord;
-    const int rows = static_cast<int>(p.count - r0 < kBoxesPerWord ? p.count - r0 : kBoxesPerWord);
-    if (tid == 0) kept_now = resolve_block(removed[b], diag[b & 1], rows, kept_rows);
-    __syncthreads();
-    const int n = kept_now;
-    // The next block's diagonal, loaded while this block's OR step runs.
-    const unsigned long long next = tid < kBoxesPerWord && b + 1 < W ? diag_word(b + 1, tid) : 0ull;
-    if (tid < n) keep[count + tid] = order[r0 + kept_rows[tid]];
-    const uint32_t later = static_cast<uint32_t>(W - b - 1);
-    const uint32_t pairs = static_cast<uint32_t>(n) * later;  // <= 64 * 65,534
-    for (uint32_t q0 = tid; q0 < pairs; q0 += kReduceThreads * kReduceUnroll) {
-      unsigned long long v[kReduceUnroll];
-      uint32_t word[kReduceUnroll];
+    const int cur = static_cast<int>(b & 1), prev = cur ^ 1;
+    const int n_prev = kept_n[prev];
+    if (tid == 0) {
+      const int64_t r0 = b * kBoxesPerWord;
+      const int rows = static_cast<int>(p.count - r0 < kBoxesPerWord ? p.count - r0 : kBoxesPerWord);
+      // volatile: in global memory the atomics of other threads are not in this thread's L1
+      const unsigned long long gone = *static_cast<volatile unsigned long long*>(&removed[b]) | carry[prev];
+      kept_n[cur] = resolve_block(gone, diag[cur], next[cur], rows, kept_rows[cur], &carry[cur]);
+    } else if (wid >= 0) {
+      // Block b + 1's words, loaded now, stored after the OR step.
+      unsigned long long ahead = 0;
+      if (wid < 2 * kBoxesPerWord && b + 1 < W)
+        ahead = word_of(b + 1, wid % kBoxesPerWord, b + 1 + wid / kBoxesPerWord);
+      if (b > 0) {
+        const int64_t rp0 = (b - 1) * kBoxesPerWord;
+        if (wid < n_prev) keep[base + wid] = order[rp0 + kept_rows[prev][wid]];
+        const uint32_t later = static_cast<uint32_t>(W - b - 1);
+        const uint32_t pairs = static_cast<uint32_t>(n_prev) * later;  // <= 64 * 65,533
+        for (uint32_t q0 = wid; q0 < pairs; q0 += kWorkers * kReduceUnroll) {
+          unsigned long long v[kReduceUnroll];
+          uint32_t word[kReduceUnroll];
 #pragma unroll
-      for (int u = 0; u < kReduceUnroll; ++u) {
-        const uint32_t q = q0 + u * kReduceThreads;
-        v[u] = 0;
-        word[u] = 0;
-        if (q < pairs) {
-          word[u] = static_cast<uint32_t>(b + 1) + q % later;
-          v[u] = mask[(r0 + kept_rows[q / later]) * W + word[u]];
+          for (int u = 0; u < kReduceUnroll; ++u) {
+            const uint32_t q = q0 + u * kWorkers;
+            v[u] = 0;
+            word[u] = 0;
+            if (q < pairs) {
+              word[u] = static_cast<uint32_t>(b + 1) + q % later;
+              v[u] = mask[(rp0 + kept_rows[prev][q / later]) * W + word[u]];
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < kReduceUnroll; ++u)
+            if (v[u] != 0) atomicOr(&removed[word[u]], v[u]);
         }
       }
-#pragma unroll
-      for (int u = 0; u < kReduceUnroll; ++u)
-        if (v[u] != 0) atomicOr(&removed[word[u]], v[u]);
+      if (wid < kBoxesPerWord)
+        diag[prev][wid] = ahead;
+      else if (wid < 2 * kBoxesPerWord)
+        next[prev][wid - kBoxesPerWord] = ahead;
     }
-    if (tid < kBoxesPerWord) diag[(b + 1) & 1][tid] = next;
-    count += n;
+    if (b > 0) base += n_prev;
     __syncthreads();
   }
-  if (tid == 0) *kept = count;
+  // The last block's kept indices (its OR step has no later words).
+  const int last = static_cast<int>((W - 1) & 1);
+  const int n = kept_n[last];
+  if (tid < n) keep[base + tid] = order[(W - 1) * kBoxesPerWord + kept_rows[last][tid]];
+  if (tid == 0) *kept = base + n;
 }
 
 // batched_nms by class segments. The positions are sorted by (class, score rank): a run of
@@ -333,7 +373,7 @@ __global__ void __launch_bounds__(kSegmentThreads)
       __syncthreads();
       if (tid == 0) {
         const unsigned long long other = lo > 0 ? (1ull << lo) - 1 : 0ull;  // positions before the segment
-        kept_now = resolve_block(removed[b - ws] | other, diag, hi, kept_rows);
+        kept_now = resolve_block(removed[b - ws] | other, diag, nullptr, hi, kept_rows, nullptr);
       }
       __syncthreads();
       const int n = kept_now;
