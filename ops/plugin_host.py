@@ -37,14 +37,14 @@ import numpy as np
 import torch
 
 from .plugin_host_library import (DATA_TYPES, DOMAIN_FALLBACK_SINCE, FIELD_TYPES, LINEAR, MAX_DIMS, BuildResult,
-                                  CreatorInfo, Field, HostError, Plugin, PluginHost, TensorSpec, expr_selftest,
-                                  get_host, header_dir, host_library, parser_lookup_keys, plugin_library_path,
-                                  unavailable_reason)
+                                  CreatorInfo, Field, HostError, Plugin, PluginHost, TensorSpec, engine_dtype,
+                                  expr_selftest, get_host, header_dir, host_library, parser_lookup_keys,
+                                  plugin_library_path, unavailable_reason)
 from .plugin_host_library import _attr_map, _host_reason  # noqa: F401  (tests read the host's own reason)
 
 __all__ = ["unavailable_reason", "header_dir", "plugin_library_path", "host_library", "expr_selftest", "get_host",
            "PluginHost", "Plugin", "Field", "CreatorInfo", "TensorSpec", "BuildResult", "HostError", "FIELD_TYPES",
-           "DATA_TYPES", "LINEAR", "MAX_DIMS", "parser_lookup_keys", "DOMAIN_FALLBACK_SINCE",
+           "DATA_TYPES", "LINEAR", "MAX_DIMS", "parser_lookup_keys", "DOMAIN_FALLBACK_SINCE", "engine_dtype",
            "node_fields", "attributes_node", "prepare_plugin", "run_plugin"]
 
 

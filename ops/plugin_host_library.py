@@ -39,6 +39,13 @@ DATA_TYPES = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3,
 LINEAR = 0  # TensorFormat::kLINEAR
 
 
+def engine_dtype(dtype: torch.dtype, trt_major: int) -> torch.dtype:
+    """The dtype a tensor of ``dtype`` has in a TensorRT ``trt_major`` network: int64 is int32
+    before TensorRT 9 (DataType has no kINT64 there; the ONNX parser narrows int64 tensors and a
+    plugin declares int32), every other dtype itself."""
+    return torch.int32 if dtype == torch.int64 and trt_major < 9 else dtype
+
+
 class HostError(RuntimeError):
     """A lifecycle step failed; the message carries the host's and the plugin's log lines."""
 

@@ -260,9 +260,10 @@ def test_replay_of_a_one_input_reproducer_without_shapes(tmp_path, monkeypatch):
 
 
 def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monkeypatch):
-    # batched_nms_padded declares no TensorRT creator yet: with a plugin host and TensorRT
-    # "present", its cases must be skipped with the reason on those two backends (never run,
-    # never failed).
+    # An op whose declaration lists no TensorRT creator for its node (batched_nms_padded's spec
+    # with its node taken away): with a plugin host and TensorRT "present", its cases must be
+    # skipped with the reason on those two backends (never run, never failed).
+    import dataclasses
     import sys
     import types
 
@@ -279,7 +280,9 @@ def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monk
     monkeypatch.setitem(sys.modules, "twinops.plugin_host", host)
     monkeypatch.setitem(sys.modules, "twinops.trt", engine)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert specs.get("batched_nms_padded").node is None and specs.get("nms").node == "TwinopsNMS"
+    spec = specs.get("batched_nms_padded")
+    assert spec.node == "TwinopsBatchedNMSPadded"
+    monkeypatch.setitem(specs._REGISTRY, spec.name, dataclasses.replace(spec, node=None))
     report = tmp_path / "r.json"
     argv = ["--ops", "batched_nms_padded", "--examples", "2", "--dtypes", "float32", "--no-progress",
             "--backends", "torch-cpu", "plugin-host", "tensorrt", "--out", str(tmp_path), "--report", str(report)]

@@ -325,7 +325,7 @@ def test_plugin_host_lifecycle(op, creator, version):
     assert len(outs) - len(sizes) == len(op.node.outputs) == len(want)
     assert sizes == list(range(len(want), len(outs))), "size tensors come after the node's outputs"
     for pos, (o, w) in enumerate(zip(outs, want), start=len(tensors)):
-        assert o["type"] == ph.DATA_TYPES[w.dtype]
+        assert o["type"] == ph.DATA_TYPES[ph.engine_dtype(w.dtype, host.trt_major)]
         for j, n in enumerate(w.shape):
             if j in o["size_tensor"]:  # data-dependent: allocated at the bound, which holds this call's length
                 assert o["min"][j] == 0 and n <= o["dims"][j] <= o["max"][j] and o["opt"][j] <= o["max"][j]
@@ -416,8 +416,10 @@ def test_plugin_host_enqueue_parity(op, creator, version):
     want = want if isinstance(want, (tuple, list)) else (want,)
     atol, rtol = opdef.resolve(op.tolerances)[torch.float32]
     assert len(got) >= len(want)
+    trt_major = ph.get_host().trt_major
     for g, w in zip(got, want):  # the node's outputs (narrowed by their size tensors, which follow)
-        torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
+        assert g.dtype == ph.engine_dtype(w.dtype, trt_major)
+        torch.testing.assert_close(g.to(w.dtype), w, atol=atol, rtol=rtol)
 
 
 def _field_value(kind, length, choices):

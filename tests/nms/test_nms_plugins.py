@@ -1,8 +1,9 @@
-"""The nms plugins (TwinopsNMS, TwinopsBatchedNMS; IPluginV3, TensorRT >= 10) through the
-TensorRT-free plugin host: what the build phase refuses, with the plugin's message (CPU, with
-TensorRT headers), and enqueue against the torch op at box counts around the kernels' 64-box
-words, with int64 and int32 classes, ties and NaN (GPU). The generic lifecycle, field fuzzing and
-serialized forms are tests/test_conformance.py's.
+"""The nms plugins (TwinopsNMS, TwinopsBatchedNMS: IPluginV3, TensorRT >= 10;
+TwinopsBatchedNMSPadded: every version and interface) through the TensorRT-free plugin host: what
+the build phase refuses, with the plugin's message (CPU, with TensorRT headers), and enqueue
+against the torch op at box counts around the kernels' 64-box words, with int64 and int32
+classes, ties and NaN (GPU). The generic lifecycle, field fuzzing and serialized forms are
+tests/test_conformance.py's.
 """
 import pytest
 import torch
@@ -112,3 +113,105 @@ def test_enqueue_equals_the_torch_op(k, dtype):
         for classes in (idxs, idxs.int()):
             keep, count = ph.run_plugin(("TwinopsBatchedNMS", {"iou_threshold": iou}), [boxes, scores, classes])
             assert torch.equal(keep, want), (iou, classes.dtype)
+
+
+PADDED = "TwinopsBatchedNMSPadded"
+PADDED_FIELDS = dict(score_threshold=0.25, iou_threshold=0.5, max_output_boxes=20, pre_nms_top_k=-1,
+                     class_agnostic=0)
+
+
+def _padded(host, interface=None, **fields):
+    info = host.select(ph.attributes_node(PADDED, {**PADDED_FIELDS, **fields}), None, interface)
+    return info, host.create(info, ph.node_fields(ph.attributes_node(PADDED, {**PADDED_FIELDS, **fields}), info))
+
+
+PADDED_REFUSED = [  # (input specs, message)
+    ([_spec(F32, (2, 9, 5)), _spec(F32, (2, 9, 3))], "boxes' last dim must be 4"),
+    ([_spec(F32, (2, 9, 4)), _spec(F32, (2, 8, 3))], "boxes and scores must have one N, got 9 and 8"),
+    ([_spec(F32, (2, 9, 3, 4)), _spec(F32, (2, 9, 2))], "boxes and scores must have one C, got 3 and 2"),
+    ([_spec(F32, (2, 9, 4)), _spec(F16, (2, 9, 3))], "scores must have the boxes' type"),
+    ([_spec(F32, (9, 4)), _spec(F32, (9, 3))], "boxes must be 3-D (B, N, 4) or 4-D (B, N, C, 4), got 2-D"),
+    ([_spec(F32, (2, 9, 4)), _spec(F32, (2, 9))], "scores must be 3-D (B, N, C), got 2-D"),
+    ([_spec(F32, (1, 9, 4)), _spec(F32, (1, 9, 3))][:1], "expects 2 inputs (boxes, scores)"),
+    # 1 x 100,000 x 4 scores and no pre_nms_top_k: more candidates per image than the device pass holds
+    ([_spec(F32, (1, 10, 4), hi=(1, 100_000, 4)), _spec(F32, (1, 10, 4), hi=(1, 100_000, 4))],
+     "more than 360,448 candidates per image (min(N * C, pre_nms_top_k)); bound the candidates with pre_nms_top_k"),
+]
+
+
+@needs_lib
+@pytest.mark.parametrize("specs,message", PADDED_REFUSED, ids=[r[1][:40] for r in PADDED_REFUSED])
+def test_padded_inputs_that_cannot_run_are_refused(specs, message):
+    host = ph.get_host()
+    info, plugin = _padded(host)
+    assert plugin is not None, host.take_log()
+    if info.interface == "v2" and "bound the candidates" in message:
+        pytest.skip("IPluginV2DynamicExt::configurePlugin has no status (the message is logged; enqueue refuses)")
+    with pytest.raises(ph.HostError) as e:
+        plugin.build(specs)
+    assert message in str(e.value)
+
+
+@needs_lib
+@pytest.mark.parametrize("field,value,message", [
+    ("score_threshold", float("nan"), "must be finite"), ("iou_threshold", 1.5, "must be in [0, 1]"),
+    ("max_output_boxes", 0, "must be at least 1, got 0"), ("pre_nms_top_k", 0, "must be -1 (every candidate)"),
+    ("class_agnostic", 2, "must be 0 or 1, got 2")])
+def test_padded_fields_out_of_range_are_refused(field, value, message):
+    host = ph.get_host()
+    host.take_log()
+    _, plugin = _padded(host, **{field: value})
+    assert plugin is None
+    assert f"field '{field}' {message}" in host.take_log()
+
+
+@needs_lib
+def test_padded_shapes_types_and_workspace():
+    """Fixed output shapes (B from the scores, K = max_output_boxes); detection_indices int64
+    (int32 on TensorRT 8.6); a profile bounded by pre_nms_top_k builds where the whole N * C
+    would not; the workspace covers the largest B's masks."""
+    host = ph.get_host()
+    _, plugin = _padded(host, pre_nms_top_k=1000, max_output_boxes=100)
+    res = plugin.build([_spec(F16, (2, 8400, 4), (1, 8400, 4), (8, 8400, 4)),
+                        _spec(F16, (2, 8400, 80), (1, 8400, 80), (8, 8400, 80))])
+    dims = [o["dims"] for o in res.outputs]
+    assert dims == [(2, 1), (2, 100, 4), (2, 100), (2, 100), (2, 100)]
+    assert [o["max"][0] for o in res.outputs] == [8] * 5
+    types = [o["type"] for o in res.outputs]
+    index = ph.DATA_TYPES[ph.engine_dtype(I64, host.trt_major)]
+    assert types == [ph.DATA_TYPES[I32], ph.DATA_TYPES[F16], ph.DATA_TYPES[F16], ph.DATA_TYPES[I32], index]
+    assert res.workspace >= 8 * 1024 * 1024 // 8  # 8 images' masks of 1,024 candidate slots
+
+
+def _padded_inputs(b, n, c, dtype, seed, per_class=False):
+    g = torch.Generator().manual_seed(seed)
+    shape = (b, n, c) if per_class else (b, n)
+    xy = torch.randint(0, 5, (*shape, 2), generator=g).float() * 20 + torch.rand(*shape, 2, generator=g) * 6
+    boxes = torch.cat([xy, xy + torch.rand(*shape, 2, generator=g) * 25 + 1], -1)
+    scores = torch.randint(0, 9, (b, n, c), generator=g).float() / 8  # ties, some at the threshold
+    if scores.numel() > 5:
+        scores.view(-1)[5] = float("nan")  # never a candidate
+    return boxes.to("cuda", dtype), scores.to("cuda", dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("b,n,c,per_class", [(1, 0, 3, False), (1, 1, 1, False), (2, 70, 3, False),
+                                             (3, 200, 5, True), (1, 1000, 2, False)])
+def test_padded_enqueue_equals_the_torch_op(b, n, c, per_class, dtype):
+    host = ph.get_host()
+    if dtype == torch.bfloat16 and host.trt_major < 9:
+        pytest.skip("TensorRT 8.6 has no bfloat16")
+    boxes, scores = _padded_inputs(b, n, c, dtype, seed=b * 100 + n, per_class=per_class)
+    index = ph.engine_dtype(I64, host.trt_major)
+    for fields in (dict(), dict(class_agnostic=1, max_output_boxes=3), dict(pre_nms_top_k=70, max_output_boxes=64),
+                   dict(score_threshold=-1.0, iou_threshold=0.0, max_output_boxes=1)):
+        f = {**PADDED_FIELDS, **fields}
+        want = twinops.batched_nms_padded(boxes, scores, f["score_threshold"], f["iou_threshold"],
+                                          f["max_output_boxes"], pre_nms_top_k=f["pre_nms_top_k"],
+                                          class_agnostic=bool(f["class_agnostic"]))
+        for interface in (("v3", "v2") if host.trt_major >= 10 else ("v2",)):
+            got = ph.run_plugin((PADDED, f), [boxes, scores], interface=interface)
+            assert got[4].dtype == index
+            for g, w in zip(got, want):  # poisoned outputs: every element written
+                torch.testing.assert_close(g.to(w.dtype), w, rtol=0, atol=0, equal_nan=True, msg=str(fields))

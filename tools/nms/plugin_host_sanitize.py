@@ -1,15 +1,42 @@
 """nms's cases for tools/plugin_host_sanitize.py: the IPluginV3 creators TwinopsNMS and
 TwinopsBatchedNMS (int64 and int32 classes) at box counts on either side of a 64-box word,
 clustered boxes so that many suppress each other, tied scores; keep's length comes from the
-plugin's size tensor.
+plugin's size tensor. TwinopsBatchedNMSPadded (every interface the library has) on 3 images,
+shared and per-class boxes, class-aware and class-agnostic, with and without a top-k.
 """
 import torch
 
 from twinops import plugin_host as ph
 
 
+def _padded_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
+    host = ph.get_host()
+    if dtype == torch.bfloat16 and host.trt_major < 9:
+        return  # TensorRT 8.6 has no bfloat16
+    interfaces = ("v3", "v2") if host.trt_major >= 10 else ("v2",)
+    for box_shape in ((3, 150, 4), (3, 150, 2, 4)):
+        xy = torch.rand(*box_shape[:-1], 2, device=g.device, generator=g) * 60
+        boxes = torch.cat([xy, xy + torch.rand(*box_shape[:-1], 2, device=g.device, generator=g) * 30 + 1], -1)
+        scores = (torch.rand(3, 150, 2, device=g.device, generator=g) * 8).round() / 8  # ties
+        boxes, scores = boxes.to(dtype), scores.to(dtype)
+        for attrs in ({"pre_nms_top_k": -1, "class_agnostic": 0, "max_output_boxes": 40},
+                      {"pre_nms_top_k": 70, "class_agnostic": 1, "max_output_boxes": 5}):
+            attrs = {"score_threshold": 0.2, "iou_threshold": 0.5, **attrs}
+            want = torch.ops.twinops.batched_nms_padded(
+                boxes, scores, attrs["score_threshold"], attrs["iou_threshold"], attrs["max_output_boxes"],
+                attrs["pre_nms_top_k"], bool(attrs["class_agnostic"]))
+            for interface in interfaces:
+                got = ph.run_plugin(("TwinopsBatchedNMSPadded", attrs), [boxes, scores], interface=interface)
+                for name, y, w in zip(("num", "boxes", "scores", "classes", "indices"), got, want):
+                    check(f"TwinopsBatchedNMSPadded {interface} {tuple(box_shape)} {attrs} {dtype} {name}",
+                          y.to(w.dtype), w)
+
+
 def cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
     """Runs nms's plugins in ``dtype`` on g's device; ``check(what, got, want)`` each."""
+    _padded_cases(g, dtype, check)
+    if ph.get_host().trt_major < 10:
+        return  # TwinopsNMS / TwinopsBatchedNMS need a size tensor: IPluginV3 only
     for k in (1, 63, 64, 65, 300):
         xy = torch.rand(k, 2, device=g.device, generator=g) * 60
         wh = torch.rand(k, 2, device=g.device, generator=g) * 30 + 1

@@ -4,8 +4,9 @@ Every dtype; boxes with NaN and infinite coordinates and NaN scores; tied scores
 count that is not a multiple of 64 (the mask's last partial block); enough boxes that the
 reduce block's removed bits leave shared memory (over 360,448 boxes is too many for a
 sanitizer run, so that branch is the tests' and the bench's). ``quick``: two calls (the mask
-kernel's and the reduce kernel's shared memory and barriers). batched_nms_padded runs on the
-same kernels; its cases add shared and per-class boxes, a top-k cut and class-agnostic calls.
+kernel's and the reduce kernel's shared memory and barriers). batched_nms_padded's device pass
+(nms_padded.cu): shared and per-class boxes, a top-k cut, class-agnostic calls, a run stopped at
+max_output_boxes, an image without candidates.
 """
 import torch
 
@@ -46,5 +47,8 @@ def cases(g: torch.Generator, quick: bool) -> int:
             s = torch.rand(2, 100, 3, device=g.device, generator=g).to(dtype)
             twinops.batched_nms_padded(b, s, 0.3, 0.5, 20, pre_nms_top_k=50)
             twinops.batched_nms_padded(b, s, 0.0, 0.5, 300, class_agnostic=True)
-            n += 2
+            twinops.batched_nms_padded(b, s, 0.1, 0.3, 2)
+            s[1] = 0  # image 1: no candidate
+            twinops.batched_nms_padded(b, s, 0.0, 0.5, 10, pre_nms_top_k=70)
+            n += 4
     return n

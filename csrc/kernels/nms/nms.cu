@@ -31,6 +31,7 @@
 #include "../dtype_convert.cuh"
 #include "../workspace.h"
 #include "nms.h"
+#include "nms_passes.h"
 
 namespace twinops {
 namespace nms {
@@ -45,7 +46,7 @@ constexpr int kReduceThreads = 1024;
 // Words of the removed bits the reduce block keeps in shared memory (above: global memory).
 // 44 KiB, so that with the kernel's static shared memory (under 2 KiB) a launch stays within the
 // 48 KiB a block may take without opting in: K up to 360,448 boxes.
-constexpr int64_t kSharedWords = 5632;
+constexpr int64_t kSharedWords = kMaxSegmentPositions / kBoxesPerWord;
 
 template <typename T>
 using AccOf = typename OpMath<T>::type;
@@ -151,22 +152,34 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
 // `segmented`: the positions are sorted by class (ascending), and a block whose columns' first
 // class is above its rows' last class holds no pair of one class: it returns unwritten (the
 // segmented reduce reads only words of a row's own class run).
+//
+// `counts` (batched_nms_padded): blockIdx.z is an image whose positions are a region of p.count
+// (its capacity) in `sorted`, `classes` and `mask`, of which the first counts[z] are used.
 template <typename Acc>
 __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, const Acc* __restrict__ sorted,
                                                              const int64_t* __restrict__ classes,
                                                              unsigned long long* __restrict__ mask,
-                                                             bool segmented) {
+                                                             bool segmented, const int32_t* __restrict__ counts) {
   const int64_t rb = blockIdx.y, cb = blockIdx.x, W = words_per_row(p.count);
   if (cb < rb) return;
+  int64_t count = p.count;
+  if (counts != nullptr) {
+    const int64_t z = blockIdx.z;
+    count = counts[z];
+    sorted += z * p.count * 4;
+    if (classes != nullptr) classes += z * p.count;
+    mask += z * p.count * W;
+  }
+  const int64_t c0 = cb * kBoxesPerWord;
+  if (c0 >= count) return;
   if (segmented) {
-    const int64_t row_last = rb * kBoxesPerWord + kBoxesPerWord - 1 < p.count ? rb * kBoxesPerWord + kBoxesPerWord - 1
-                                                                              : p.count - 1;
-    if (classes[cb * kBoxesPerWord] > classes[row_last]) return;
+    const int64_t row_last = rb * kBoxesPerWord + kBoxesPerWord - 1 < count ? rb * kBoxesPerWord + kBoxesPerWord - 1
+                                                                            : count - 1;
+    if (classes[c0] > classes[row_last]) return;
   }
   __shared__ Acc col[kBoxesPerWord * 4];
   __shared__ int64_t col_class[kBoxesPerWord];
-  const int64_t c0 = cb * kBoxesPerWord;
-  const int64_t cols = p.count - c0 < kBoxesPerWord ? p.count - c0 : kBoxesPerWord;
+  const int64_t cols = count - c0 < kBoxesPerWord ? count - c0 : kBoxesPerWord;
   if (threadIdx.x < cols) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) col[4 * threadIdx.x + k] = sorted[4 * (c0 + threadIdx.x) + k];
@@ -174,7 +187,7 @@ __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, con
   }
   __syncthreads();
   const int64_t r = rb * kBoxesPerWord + threadIdx.x;
-  if (r >= p.count) return;
+  if (r >= count) return;
   Acc row[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) row[k] = sorted[4 * r + k];
@@ -348,11 +361,16 @@ constexpr int kSegmentBlocks = 1024;
 // class that share a boundary block are marked removed before the resolve; the mask words
 // between positions of different classes are 0, so the OR step cannot touch another segment.
 // Writes flags[rank] = 1 for each kept position (flags start at 0).
+//
+// Images (batched_nms_padded): positions are regions of p.count = 64 * W per image, each row's
+// words local to its image (block b's word is b % W); `tops` (per image) are the used positions,
+// so a run starting at or past its image's top is padding and skipped. `limit` > 0: a segment
+// stops after the block in which it reached `limit` kept positions (no image takes more).
 __global__ void __launch_bounds__(kSegmentThreads)
     segment_reduce_kernel(const Params p, const unsigned long long* __restrict__ mask,
                           const int32_t* __restrict__ run_start, const int32_t* __restrict__ run_len,
                           const int32_t* __restrict__ num_runs, const int32_t* __restrict__ seg_rank,
-                          unsigned char* __restrict__ flags) {
+                          const int32_t* __restrict__ tops, int64_t limit, unsigned char* __restrict__ flags) {
   extern __shared__ unsigned long long removed[];
   __shared__ unsigned long long diag[kBoxesPerWord];
   __shared__ int kept_rows[kBoxesPerWord];
@@ -362,14 +380,16 @@ __global__ void __launch_bounds__(kSegmentThreads)
   const int runs = *num_runs;
   for (int s = blockIdx.x; s < runs; s += gridDim.x) {
     const int64_t start = run_start[s], end = start + run_len[s];
+    if (tops != nullptr && start % p.count >= tops[start / p.count]) continue;  // an image's padding
     const int64_t ws = start / kBoxesPerWord, we = (end - 1) / kBoxesPerWord;
     for (int64_t w = tid; w <= we - ws; w += blockDim.x) removed[w] = 0;
     __syncthreads();
+    int64_t total = 0;  // kept in this segment so far (every thread tracks it)
     for (int64_t b = ws; b <= we; ++b) {
-      const int64_t r0 = b * kBoxesPerWord;
+      const int64_t r0 = b * kBoxesPerWord, local = b % W;
       const int lo = static_cast<int>((start > r0 ? start : r0) - r0);
       const int hi = static_cast<int>((end < r0 + kBoxesPerWord ? end : r0 + kBoxesPerWord) - r0);
-      if (tid < kBoxesPerWord) diag[tid] = tid >= lo && tid < hi ? mask[(r0 + tid) * W + b] : 0ull;
+      if (tid < kBoxesPerWord) diag[tid] = tid >= lo && tid < hi ? mask[(r0 + tid) * W + local] : 0ull;
       __syncthreads();
       if (tid == 0) {
         const unsigned long long other = lo > 0 ? (1ull << lo) - 1 : 0ull;  // positions before the segment
@@ -381,11 +401,13 @@ __global__ void __launch_bounds__(kSegmentThreads)
       const uint32_t later = static_cast<uint32_t>(we - b);
       const uint32_t pairs = static_cast<uint32_t>(n) * later;
       for (uint32_t q = tid; q < pairs; q += blockDim.x) {
-        const uint32_t w = static_cast<uint32_t>(b + 1) + q % later;
-        const unsigned long long v = mask[(r0 + kept_rows[q / later]) * W + w];
-        if (v != 0) atomicOr(&removed[w - ws], v);
+        const uint32_t w = static_cast<uint32_t>(q % later) + 1;  // blocks after b
+        const unsigned long long v = mask[(r0 + kept_rows[q / later]) * W + local + w];
+        if (v != 0) atomicOr(&removed[b + w - ws], v);
       }
+      total += n;
       __syncthreads();
+      if (limit > 0 && total >= limit) break;
     }
   }
 }
@@ -400,6 +422,37 @@ Layout layout_for(const Params& p, int score_bytes) {
   return score_bytes == 8 ? layout<double>(p) : layout<float>(p);
 }
 }  // namespace
+
+namespace passes {
+
+template <typename Acc>
+cudaError_t launch_mask(const Params& p, int64_t images, const Acc* sorted, const int64_t* classes,
+                        const int32_t* counts, unsigned long long* mask, bool segmented, cudaStream_t stream) {
+  const auto W = static_cast<unsigned>(words_per_row(p.count));
+  if (W == 0 || images <= 0) return cudaSuccess;
+  mask_kernel<Acc><<<dim3(W, W, static_cast<unsigned>(images)), kBoxesPerWord, 0, stream>>>(p, sorted, classes, mask,
+                                                                                          segmented, counts);
+  return cudaGetLastError();
+}
+template cudaError_t launch_mask<float>(const Params&, int64_t, const float*, const int64_t*, const int32_t*,
+                                        unsigned long long*, bool, cudaStream_t);
+template cudaError_t launch_mask<double>(const Params&, int64_t, const double*, const int64_t*, const int32_t*,
+                                         unsigned long long*, bool, cudaStream_t);
+
+cudaError_t launch_segment_reduce(const Params& p, int64_t positions, const unsigned long long* mask,
+                                  const int32_t* run_start, const int32_t* run_len, const int32_t* num_runs,
+                                  const int32_t* seg_rank, const int32_t* tops, int64_t limit, unsigned char* flags,
+                                  cudaStream_t stream) {
+  const int64_t W = words_per_row(p.count);
+  if (positions <= 0) return cudaSuccess;
+  if (W > kSharedWords) return cudaErrorInvalidValue;
+  const auto grid = static_cast<unsigned>(positions < kSegmentBlocks ? positions : kSegmentBlocks);
+  segment_reduce_kernel<<<grid, kSegmentThreads, sizeof(unsigned long long) * static_cast<size_t>(W), stream>>>(
+      p, mask, run_start, run_len, num_runs, seg_rank, tops, limit, flags);
+  return cudaGetLastError();
+}
+
+}  // namespace passes
 
 size_t workspace_bytes(const Params& p, int score_bytes) {
   return p.count > 0 ? layout_for(p, score_bytes).bytes : 0;
@@ -444,9 +497,8 @@ cudaError_t batched_by_segments(const Params& p, const Layout& L, const T* boxes
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, position_order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  mask_kernel<Acc><<<dim3(static_cast<unsigned>(W), static_cast<unsigned>(W)), kBoxesPerWord, 0, stream>>>(
-      p, sorted, sorted_classes, mask, true);
-  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  if ((e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, true, stream)) != cudaSuccess)
+    return e;
   if ((e = cudaMemsetAsync(run_len, 0, sizeof(int32_t) * K, stream)) != cudaSuccess) return e;
   bytes = L.sort_scratch_bytes;
   if ((e = cub::DeviceRunLengthEncode::Encode(scratch, bytes, class_keys_sorted, run_classes, run_len, num_runs, n,
@@ -455,10 +507,9 @@ cudaError_t batched_by_segments(const Params& p, const Layout& L, const T* boxes
   bytes = L.sort_scratch_bytes;
   if ((e = cub::DeviceScan::ExclusiveSum(scratch, bytes, run_len, run_start, n, stream)) != cudaSuccess) return e;
   if ((e = cudaMemsetAsync(flags, 0, K, stream)) != cudaSuccess) return e;
-  const unsigned grid = static_cast<unsigned>(K < kSegmentBlocks ? K : kSegmentBlocks);
-  segment_reduce_kernel<<<grid, kSegmentThreads, sizeof(unsigned long long) * static_cast<size_t>(W), stream>>>(
-      p, mask, run_start, run_len, num_runs, seg_rank, flags);
-  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  if ((e = passes::launch_segment_reduce(p, K, mask, run_start, run_len, num_runs, seg_rank, nullptr, 0, flags,
+                                         stream)) != cudaSuccess)
+    return e;
   bytes = L.sort_scratch_bytes;
   return cub::DeviceSelect::Flagged(scratch, bytes, order, flags, keep, kept, n, stream);
 }
@@ -497,9 +548,8 @@ cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int
     return batched_by_segments<T>(p, L, boxes, classes, keep, kept, ws, stream);
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  mask_kernel<Acc><<<dim3(static_cast<unsigned>(W), static_cast<unsigned>(W)), kBoxesPerWord, 0, stream>>>(
-      p, sorted, sorted_classes, mask, false);
-  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  if ((e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, false, stream)) != cudaSuccess)
+    return e;
   const size_t shared = W <= kSharedWords ? sizeof(unsigned long long) * static_cast<size_t>(W) : 0;
   reduce_kernel<<<1, kReduceThreads, shared, stream>>>(p, mask, order, removed, keep, kept);
   return cudaGetLastError();

@@ -84,6 +84,10 @@ constexpr int kBoxesPerWord = 64;
 // ceil(K / 64) x ceil(K / 64) blocks (gridDim.y <= 65535). The mask itself, K^2 / 8 bytes
 // (2 GB at 131,072 boxes), is the practical limit.
 constexpr int64_t kMaxCudaBoxes = int64_t(65535) * kBoxesPerWord;
+// The most positions one reduce block keeps the removed bits of in shared memory (44 KiB of
+// words, within the 48 KiB a block may take without opting in): nms's reduce up to this many
+// boxes, batched_nms's per-class reduce and batched_nms_padded's candidates per image.
+constexpr int64_t kMaxSegmentPositions = int64_t(5632) * kBoxesPerWord;
 
 // One call: `count` boxes (K, 4) with element strides box_stride[0..1], scores (K) with stride
 // score_stride, and for batched_nms class ids (K) with stride class_stride (null classes:
@@ -101,6 +105,37 @@ struct Params {
 template <typename T>
 int64_t nms_cpu(const Params& p, const T* boxes, const T* scores, const int64_t* classes, int64_t* keep);
 
+// batched_nms_padded (docs/ops/nms.md): B images of N boxes ((B, N, 4), or (B, N, C, 4) with
+// per_class_boxes) and scores (B, N, C), all dense; outputs (B, 1) int32 detections, (B, K, 4)
+// boxes, (B, K) scores, int32 classes and int64 box indices, K = max_output.
+struct PaddedParams {
+  int64_t batch = 0, boxes = 0, classes = 0;
+  bool per_class_boxes = false;
+  bool class_agnostic = false;
+  double score_threshold = 0.0, iou_threshold = 0.5;
+  int64_t max_output = 1;
+  int64_t pre_nms_top_k = -1;  // -1: every candidate
+};
+
+// The candidates per image that the device pass holds: min(N * C, pre_nms_top_k), rounded up
+// to a multiple of 64.
+inline int64_t padded_capacity(const PaddedParams& p) {
+  int64_t c = p.boxes * p.classes;
+  if (p.pre_nms_top_k > 0 && p.pre_nms_top_k < c) c = p.pre_nms_top_k;
+  return (c + kBoxesPerWord - 1) / kBoxesPerWord * kBoxesPerWord;
+}
+
+// Why the device pass cannot run p (null when it can): its limits on the candidates per image,
+// the images and the scores.
+inline const char* padded_unsupported(const PaddedParams& p) {
+  if (padded_capacity(p) > kMaxSegmentPositions)
+    return "more than 360,448 candidates per image (min(N * C, pre_nms_top_k))";
+  if (p.batch > 65535) return "more than 65,535 images";
+  if (p.batch * p.boxes * p.classes >= (int64_t(1) << 31)) return "2^31 or more scores (B * N * C)";
+  if (p.batch * (p.classes + 1) >= (int64_t(1) << 32)) return "B * (C + 1) of 2^32 or more";
+  return nullptr;
+}
+
 #if defined(__CUDACC__) || defined(TWIN_WITH_CUDA_RUNTIME)
 // Device workspace (bytes) nms_cuda needs for p with scores of `score_bytes` bytes (2, 4 or 8):
 // sort keys and indices (about 16 bytes per box), CUB's sort scratch, the sorted boxes and
@@ -113,6 +148,19 @@ size_t workspace_bytes(const Params& p, int score_bytes);
 template <typename T>
 cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int64_t* classes, int64_t* keep,
                      int64_t* kept, void* workspace, size_t workspace_size, cudaStream_t stream);
+
+// Device workspace (bytes) nms_padded_cuda needs for p with scores of `score_bytes` bytes:
+// about 28 bytes per score (the sorts), 80 per candidate slot (B x padded_capacity), and the
+// mask, B x capacity^2 / 8 bytes.
+size_t padded_workspace_bytes(const PaddedParams& p, int score_bytes);
+
+// batched_nms_padded on the device (T = float, double, __half, __nv_bfloat16), without a host
+// round trip: every output written, padding included (boxes, scores and classes 0, indices -1
+// past num_detections). p must pass padded_unsupported. Returns the first failing CUDA status.
+template <typename T>
+cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scores, int32_t* num_detections,
+                            T* out_boxes, T* out_scores, int32_t* out_classes, int64_t* out_indices, void* workspace,
+                            size_t workspace_size, cudaStream_t stream);
 #endif
 
 }  // namespace nms

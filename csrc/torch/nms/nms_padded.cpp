@@ -1,8 +1,9 @@
 // twinops::batched_nms_padded: NMS per image into fixed-shape outputs (EfficientNMS_TRT's layout),
-// for engines that need static output shapes. Schema, argument checks, and one implementation
-// for every device: per image, the candidates above the score threshold in score order (ties:
-// lower flat index n * C + c first), at most pre_nms_top_k of them, then twinops::nms or
-// twinops::batched_nms (its classes) on them, the first max_output_boxes kept written out.
+// for engines that need static output shapes. Schema, argument checks, and the implementation in
+// ATen operations (the CPU's, and CUDA's where the device pass of nms_cuda.cpp cannot run): per
+// image, the candidates above the score threshold in score order (ties: lower flat index
+// n * C + c first), at most pre_nms_top_k of them, then twinops::nms or twinops::batched_nms (its
+// classes) on them, the first max_output_boxes kept written out.
 // The rules are docs/ops/nms.md's ("batched_nms_padded"). The fake kernel lives in Python
 // (ops/library/nms/api.py) and runs the same checks through twinops::_nms_padded_check.
 #include <ATen/ATen.h>
@@ -57,14 +58,20 @@ void check_padded(const std::string& who, const Desc& boxes, const Desc& scores,
     fail(who + ": pre_nms_top_k must be -1 (every candidate) or at least 1, got " + std::to_string(pre_nms_top_k));
 }
 
-using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+}  // namespace
 
-Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold, double iou_threshold,
-                    int64_t max_output_boxes, int64_t pre_nms_top_k, bool class_agnostic) {
+void check_padded_args(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold,
+                       double iou_threshold, int64_t max_output_boxes, int64_t pre_nms_top_k) {
+  check_dense(kPadded, "boxes", boxes);
+  check_dense(kPadded, "scores", scores);
+  check_padded(kPadded, desc_of(boxes), desc_of(scores), score_threshold, iou_threshold, max_output_boxes,
+               pre_nms_top_k);
+}
+
+PaddedOutputs padded_aten(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold,
+                          double iou_threshold, int64_t max_output_boxes, int64_t pre_nms_top_k, bool class_agnostic) {
   const std::string& who = kPadded;
-  check_dense(who, "boxes", boxes);
-  check_dense(who, "scores", scores);
-  check_padded(who, desc_of(boxes), desc_of(scores), score_threshold, iou_threshold, max_output_boxes, pre_nms_top_k);
+  check_padded_args(boxes, scores, score_threshold, iou_threshold, max_output_boxes, pre_nms_top_k);
   const int64_t B = scores.size(0), N = scores.size(1), C = scores.size(2), K = max_output_boxes;
   const bool per_class = boxes.dim() == 4;
   const auto opts = boxes.options();
@@ -110,6 +117,8 @@ Outputs padded_impl(const at::Tensor& boxes, const at::Tensor& scores, double sc
   return {num, out_boxes, out_scores, out_classes, out_indices};
 }
 
+namespace {
+
 void padded_check(at::IntArrayRef boxes_shape, at::ScalarType boxes_dtype, c10::Device boxes_device,
                   at::IntArrayRef scores_shape, at::ScalarType scores_dtype, c10::Device scores_device,
                   double score_threshold, double iou_threshold, int64_t max_output_boxes, int64_t pre_nms_top_k) {
@@ -131,11 +140,8 @@ TORCH_LIBRARY_FRAGMENT(twinops, m) {
         &padded_check);
 }
 
-// One implementation for both devices: ATen operations and the twinops::nms / batched_nms ops.
-TORCH_LIBRARY_IMPL(twinops, CPU, m) { m.impl("batched_nms_padded", &padded_impl); }
-#ifdef TWINOPS_WITH_CUDA
-TORCH_LIBRARY_IMPL(twinops, CUDA, m) { m.impl("batched_nms_padded", &padded_impl); }
-#endif
+// The CPU's implementation; CUDA's is registered by nms_cuda.cpp.
+TORCH_LIBRARY_IMPL(twinops, CPU, m) { m.impl("batched_nms_padded", &padded_aten); }
 
 }  // namespace torch_op
 }  // namespace nms

@@ -1,15 +1,25 @@
-// The nms computation behind the data-dependent nms plugins: one OpCore (op_core.h) that the
-// generic IPluginV3 class wraps, and the creators plugin_creators.cpp registers.
+// The nms computation behind the nms plugins: OpCores (op_core.h) that the generic plugin
+// classes wrap, and the creators plugin_creators.cpp registers.
 //
-// Plugins (name, fields; namespace ""; IPluginV3 version "1" only, so TensorRT >= 10: a
-// data-dependent extent needs a size tensor, which IPluginV2DynamicExt cannot declare):
+// Plugins (name, fields; namespace ""):
 //   TwinopsNMS         field iou_threshold (float, in [0, 1]); inputs boxes (K, 4) as
 //                      (x1, y1, x2, y2) and scores (K)
 //   TwinopsBatchedNMS  the same field; inputs boxes, scores and idxs (K) int64 or int32, the
 //                      class of each box
-// Outputs: keep (M) int64, the kept boxes' indices by decreasing score (equal scores: lower
-// index first), and M itself, a 0-D int64 size tensor (upper bound K, the builder's opt K / 2).
-// The ONNX nodes name only keep; TensorRT's parser leaves the plugin's extra output unnamed.
+//   Both: IPluginV3 version "1" only, so TensorRT >= 10 (a data-dependent extent needs a size
+//   tensor, which IPluginV2DynamicExt cannot declare). Outputs keep (M) int64, the kept boxes'
+//   indices by decreasing score (equal scores: lower index first), and M itself, a 0-D int64
+//   size tensor (upper bound K, the builder's opt K / 2). The ONNX nodes name only keep;
+//   TensorRT's parser leaves the plugin's extra output unnamed.
+//   TwinopsBatchedNMSPadded  fields score_threshold, iou_threshold (float), max_output_boxes,
+//                      pre_nms_top_k (-1 or >= 1), class_agnostic (0 | 1); inputs boxes (B, N, 4)
+//                      or (B, N, C, 4) and scores (B, N, C); outputs num_detections (B, 1) int32,
+//                      detection_boxes (B, K, 4), detection_scores (B, K), detection_classes (B, K)
+//                      int32 and detection_indices (B, K) int64 (int32 on TensorRT 8.6), with
+//                      K = max_output_boxes. Fixed shapes, so IPluginV3 "1" and
+//                      IPluginV2DynamicExt "1" / "legacy" (TensorRT 8.6 too). The profile's
+//                      largest shapes must pass padded_unsupported (kernels/nms/nms.h): at most
+//                      360,448 candidates per image.
 // boxes and scores: float32, float16 (and bfloat16 on TensorRT >= 9), one type; linear.
 #pragma once
 
@@ -30,9 +40,22 @@ struct NmsFields {
   TWIN_ATTR_STRUCT(TWIN_NMS_FIELDS)
 };
 
+// TwinopsBatchedNMSPadded's attributes (the torch op's, class_agnostic an INT as in ONNX).
+#define TWIN_NMS_PADDED_FIELDS(A)                                          \
+  A(::twinops::attr::Float, score_threshold, "", ::twinops::attr::kAny, 0.0) \
+  A(::twinops::attr::Float, iou_threshold, "", ::twinops::attr::kAny, 0.5)   \
+  A(::twinops::attr::Int, max_output_boxes, "", ::twinops::attr::kAny, 1)    \
+  A(::twinops::attr::Int, pre_nms_top_k, "", ::twinops::attr::kAny, -1)      \
+  A(::twinops::attr::Int, class_agnostic, "", ::twinops::attr::kAny, 0)
+
+struct PaddedFields {
+  TWIN_ATTR_STRUCT(TWIN_NMS_PADDED_FIELDS)
+};
+
 // The creators of the nms plugins (each registered by one line of plugin_creators.cpp).
 OpCreator twinops_nms_creator();
 OpCreator twinops_batched_nms_creator();
+OpCreator twinops_batched_nms_padded_creator();
 
 }  // namespace plugin
 }  // namespace nms

@@ -6,8 +6,8 @@ boxes' indices, a 1-D int64 output whose length depends on the data (at most K).
 ``twinops.batched_nms_padded`` is ``twinops::batched_nms_padded`` and ``TwinopsBatchedNMSPadded``:
 per image, fixed-shape outputs padded past the detections (EfficientNMS_TRT's layout plus the
 boxes' indices). The data-dependent nodes have IPluginV3 creators (TensorRT >= 10: keep's
-length is a size tensor, the plugin's second output); the padded node has none yet
-(docs/ops/nms.md, "Faces not yet built"). Not differentiable.
+length is a size tensor, the plugin's second output); the padded node's creator serves every
+TensorRT version (IPluginV3 and IPluginV2DynamicExt). Not differentiable.
 
 Everything else (argument checks, exporters, onnx.reference, ``twinops check`` / ``regress``
 cases, conformance tests, ``python -m twinops ops``) reads this declaration.
@@ -122,6 +122,9 @@ BATCHED_NMS_PADDED_NODE = Node(
 BATCHED_NMS_PADDED = register(OpDef(
     name="batched_nms_padded", api="twinops:batched_nms_padded", module="twinops.library.nms.api:BatchedNMSPadded",
     inputs=(PADDED_BOXES, PADDED_SCORES), outputs=PADDED_OUTPUTS, args=PADDED_ATTRS, node=BATCHED_NMS_PADDED_NODE,
+    plugins=(Creator("TwinopsBatchedNMSPadded",
+                     doc="twinops' node; fixed shapes (TensorRT 8.6 too, detection_indices int32 there); "
+                         "at most 360,448 candidates per image"),),
     reference=f"{_REF}:batched_nms_padded_reference", cases=f"{_STRATEGIES}:batched_nms_padded_cases",
     edge_cases=((((1, 0, 4), (1, 0, 3)), dict(score_threshold=0.0, iou_threshold=0.5, max_output_boxes=5)),
                 (((2, 9, 4), (2, 9, 3)), dict(score_threshold=0.3, iou_threshold=0.5, max_output_boxes=4,
