@@ -26,6 +26,9 @@ inline bool is_float_type(nvinfer1::DataType t) {
 // is_float_type's types, for messages.
 constexpr const char* kFloatTypes = TWIN_TRT_HAS_BF16 ? "float32, float16 or bfloat16" : "float32 or float16";
 
+// A DataType in messages ("DataType 3"): its value, the same in every header version.
+inline std::string type_name(nvinfer1::DataType t) { return "DataType " + std::to_string(static_cast<int32_t>(t)); }
+
 template <typename T>
 struct TypeTag {
   using type = T;

@@ -28,9 +28,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../dtype_convert.cuh"
 #include "../workspace.h"
 #include "nms.h"
+#include "nms_device.cuh"
 #include "nms_passes.h"
 
 namespace twinops {
@@ -40,7 +40,8 @@ namespace nms {
 // unreadable names in profiles.
 namespace kernels {
 
-constexpr int kThreads = 256;
+using namespace ::twinops::nms::device;  // element types, loads, launch arithmetic
+
 // Threads of the one reduce block.
 constexpr int kReduceThreads = 1024;
 // Words of the removed bits the reduce block keeps in shared memory (above: global memory).
@@ -48,18 +49,6 @@ constexpr int kReduceThreads = 1024;
 // 48 KiB a block may take without opting in: K up to 360,448 boxes.
 constexpr int64_t kSharedWords = kMaxSegmentPositions / kBoxesPerWord;
 
-template <typename T>
-using AccOf = typename OpMath<T>::type;
-template <typename T>
-using KeyOf = decltype(score_key(AccOf<T>(0)));
-
-template <typename T>
-__device__ __forceinline__ AccOf<T> to_acc(T v) {
-  return DtypeConvert<T>::template load<AccOf<T>>(v);
-}
-
-inline unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
-TWIN_HD int64_t words_per_row(int64_t count) { return (count + kBoxesPerWord - 1) / kBoxesPerWord; }
 
 // Byte offsets of the workspace arrays, each 256-byte aligned.
 struct Layout {

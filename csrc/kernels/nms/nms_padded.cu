@@ -29,9 +29,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../dtype_convert.cuh"
 #include "../workspace.h"
 #include "nms.h"
+#include "nms_device.cuh"
 #include "nms_passes.h"
 
 namespace twinops {
@@ -40,19 +40,7 @@ namespace padded_kernels {
 
 namespace cub = CUB_NS_QUALIFIER;
 
-constexpr int kThreads = 256;
-
-template <typename T>
-using AccOf = typename OpMath<T>::type;
-template <typename T>
-using KeyOf = decltype(score_key(AccOf<T>(0)));
-
-template <typename T>
-__device__ __forceinline__ AccOf<T> to_acc(T v) {
-  return DtypeConvert<T>::template load<AccOf<T>>(v);
-}
-
-inline unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+using namespace ::twinops::nms::device;  // element types, loads, launch arithmetic
 
 // Bits of the unsigned values 0 .. v (at least 1).
 inline int bits_for(uint64_t v) {

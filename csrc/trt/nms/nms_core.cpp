@@ -24,8 +24,6 @@ using nvinfer1::TensorFormat;
 
 namespace {
 
-std::string type_name(DataType t) { return "DataType " + std::to_string(static_cast<int32_t>(t)); }
-
 // One core for both nodes: `batched` adds the idxs input.
 class NmsCore final : public OpCore {
  public:
@@ -45,9 +43,7 @@ class NmsCore final : public OpCore {
 
   std::string output_types(const DataType* in, int32_t nb_in, DataType* out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
-    if (!is_float_type(in[0])) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(in[0]);
-    if (in[1] != in[0])
-      return "scores must have the boxes' type (" + type_name(in[0]) + "), got " + type_name(in[1]);
+    if (std::string e = box_score_types(in[0], in[1]); !e.empty()) return e;
     if (batched_ && !is_class_type(in[2])) return "idxs must be int64 or int32, got " + type_name(in[2]);
     out[0] = DataType::kINT64;
     out[1] = DataType::kINT64;
@@ -95,9 +91,7 @@ class NmsCore final : public OpCore {
                         int32_t nb_out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
     if (nb_out != 2) return "has 2 outputs (keep and its length), got " + std::to_string(nb_out);
-    if (!is_float_type(in[0].desc.type) || in[1].desc.type != in[0].desc.type)
-      return std::string("boxes and scores must have one type, ") + kFloatTypes + "; got " +
-             type_name(in[0].desc.type) + " and " + type_name(in[1].desc.type);
+    if (std::string e = box_score_types(in[0].desc.type, in[1].desc.type); !e.empty()) return e;
     if (batched_ && !is_class_type(in[2].desc.type))
       return "idxs must be int64 or int32, got " + type_name(in[2].desc.type);
     if (out[0].desc.type != DataType::kINT64 || out[1].desc.type != DataType::kINT64)

@@ -23,7 +23,10 @@
 // boxes and scores: float32, float16 (and bfloat16 on TensorRT >= 9), one type; linear.
 #pragma once
 
+#include <string>
+
 #include "../../common/twinops_attrs.h"
+#include "../core_util.h"
 #include "../op_core.h"
 
 namespace twinops {
@@ -51,6 +54,13 @@ struct NmsFields {
 struct PaddedFields {
   TWIN_ATTR_STRUCT(TWIN_NMS_PADDED_FIELDS)
 };
+
+// Every nms node's first two inputs: "" or why boxes and scores cannot run (a float type, one type).
+inline std::string box_score_types(nvinfer1::DataType boxes, nvinfer1::DataType scores) {
+  if (!is_float_type(boxes)) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(boxes);
+  if (scores != boxes) return "scores must have the boxes' type (" + type_name(boxes) + "), got " + type_name(scores);
+  return "";
+}
 
 // The creators of the nms plugins (each registered by one line of plugin_creators.cpp).
 OpCreator twinops_nms_creator();

@@ -25,8 +25,6 @@ namespace {
 
 const char kName[] = "TwinopsBatchedNMSPadded";
 
-std::string type_name(DataType t) { return "DataType " + std::to_string(static_cast<int32_t>(t)); }
-
 // detection_indices' type: int64 where TensorRT has it (>= 9), else int32 (8.6 narrows the ONNX
 // node's int64 output).
 constexpr DataType kIndexType =
@@ -63,9 +61,7 @@ class PaddedCore final : public OpCore {
 
   std::string output_types(const DataType* in, int32_t nb_in, DataType* out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
-    if (!is_float_type(in[0])) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(in[0]);
-    if (in[1] != in[0])
-      return "scores must have the boxes' type (" + type_name(in[0]) + "), got " + type_name(in[1]);
+    if (std::string e = box_score_types(in[0], in[1]); !e.empty()) return e;
     out[0] = DataType::kINT32;
     out[1] = out[2] = in[0];
     out[3] = DataType::kINT32;
@@ -123,9 +119,7 @@ class PaddedCore final : public OpCore {
                         int32_t nb_out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
     if (nb_out != 5) return "has 5 outputs, got " + std::to_string(nb_out);
-    if (!is_float_type(in[0].desc.type) || in[1].desc.type != in[0].desc.type)
-      return std::string("boxes and scores must have one type, ") + kFloatTypes + "; got " +
-             type_name(in[0].desc.type) + " and " + type_name(in[1].desc.type);
+    if (std::string e = box_score_types(in[0].desc.type, in[1].desc.type); !e.empty()) return e;
     if (out[4].desc.type != kIndexType) return "detection_indices must be " + type_name(kIndexType);
     const Dims& b = in[0].max;
     if ((b.nbDims != 3 && b.nbDims != 4) || in[0].min.d[b.nbDims - 1] > 4 || b.d[b.nbDims - 1] < 4)
