@@ -133,6 +133,8 @@ inline const char* padded_unsupported(const PaddedParams& p) {
   if (p.batch > 65535) return "more than 65,535 images";
   if (p.batch * p.boxes * p.classes >= (int64_t(1) << 31)) return "2^31 or more scores (B * N * C)";
   if (p.batch * (p.classes + 1) >= (int64_t(1) << 32)) return "B * (C + 1) of 2^32 or more";
+  if (p.batch * padded_capacity(p) >= (int64_t(1) << 31))
+    return "2^31 or more candidate slots (B * min(N * C, pre_nms_top_k))";
   return nullptr;
 }
 
