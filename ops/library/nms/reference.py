@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 __all__ = ["nms_reference", "score_order", "nms_case_reference", "batched_nms_case_reference",
-           "batched_nms_padded_reference", "trt_batched_nms_reference", "TOLERANCES"]
+           "batched_nms_padded_reference", "trt_batched_nms_reference", "efficient_nms_reference", "TOLERANCES"]
 
 
 def score_order(scores: np.ndarray) -> np.ndarray:
@@ -163,3 +163,95 @@ def trt_batched_nms_reference(boxes: torch.Tensor, scores: torch.Tensor, backgro
             labels[b, j] = c
             index[b, j] = n if shared else c * P + n
     return (dets, labels, index) if return_index else (dets, labels)
+
+
+def _efficient_iou(a: np.ndarray, b: np.ndarray) -> np.float32:
+    """EfficientNMS_TRT's IoU of two corner boxes in float32: each box's corners put in order
+    first; no overlap, or a union of at most 0, is IoU 0."""
+    a = np.concatenate([np.minimum(a[:2], a[2:]), np.maximum(a[:2], a[2:])])
+    b = np.concatenate([np.minimum(b[:2], b[2:]), np.maximum(b[:2], b[2:])])
+
+    def area(x):
+        w, h = x[2] - x[0], x[3] - x[1]
+        return np.float32(0) if w <= 0 or h <= 0 else np.float32(w * h)
+
+    inter = area(np.concatenate([np.maximum(a[:2], b[:2]), np.minimum(a[2:], b[2:])]))
+    if inter <= 0:
+        return np.float32(0)
+    union = np.float32(area(a) + area(b) - inter)
+    return np.float32(0) if union <= 0 else np.float32(inter / union)
+
+
+def efficient_nms_reference(boxes: torch.Tensor, scores: torch.Tensor, anchors: Optional[torch.Tensor] = None, *,
+                            score_threshold: float, iou_threshold: float, max_output_boxes: int,
+                            background_class: int = -1, score_activation: bool = False, class_agnostic: bool = False,
+                            box_coding: int = 0, max_candidates: int = 5000):
+    """TensorRT's ``EfficientNMS_TRT`` node by the rules twinops' drop-in is to follow
+    (csrc/trt/nms/README.md, "The drop-ins to come"): boxes (B, N, 4) or (B, N, C, 4), scores
+    (B, N, C), optional anchors (1 or B, N, 4) (box decoding).
+
+    Per image: the (box, class) pairs with ``score >= score_threshold`` (with
+    ``score_activation``, ``sigmoid(score) >= score_threshold``, which TensorRT tests as a raw
+    score at least the threshold's logit; a threshold of at most 0 admits every score), the
+    background class excluded, by decreasing score, ties by the lower flat index ``n * C + c``
+    (TensorRT leaves ties unordered), the first ``max_candidates``; greedy NMS in that order, a
+    pair suppressed when its IoU is at least ``iou_threshold`` (same class, unless
+    ``class_agnostic``), IoU by :func:`_efficient_iou`; the first ``max_output_boxes`` kept.
+
+    Boxes: ``box_coding`` 0, corners (any axis order: IoU reorders them); 1, (center, size),
+    turned into corners ``center -/+ size / 2``. With anchors, boxes are offsets: corners add
+    the anchor's, center-size ones give ``(c * anchor_size + anchor_center, anchor_size *
+    exp(s))``. Computed in float32.
+
+    Returns ``(num_detections, detection_boxes, detection_scores, detection_classes)``: int32
+    (B, 1), float32 (B, K, 4) corners, (B, K) scores (sigmoid-activated with
+    ``score_activation``), int32 (B, K) classes; zeros past the detections."""
+    B, N, C = scores.shape
+    K = max_output_boxes
+    bx = boxes.detach().to("cpu", torch.float32).numpy()
+    bx = bx if bx.ndim == 4 else np.broadcast_to(bx[:, :, None, :], (B, N, C, 4))
+    if anchors is not None:
+        an = np.broadcast_to(anchors.detach().to("cpu", torch.float32).numpy()[:, :, None, :], (B, N, C, 4))
+        if box_coding == 0:
+            bx = bx + an
+        else:
+            bx = np.concatenate([bx[..., :2] * an[..., 2:] + an[..., :2], an[..., 2:] * np.exp(bx[..., 2:])], -1)
+    if box_coding == 1:
+        half = bx[..., 2:] * np.float32(0.5)
+        bx = np.concatenate([bx[..., :2] - half, bx[..., :2] + half], -1)
+    sc = scores.detach().to("cpu", torch.float32).numpy()
+    if score_activation:
+        thr = np.float32(-32768.0) if score_threshold <= 0 else np.float32(
+            np.log(np.float32(score_threshold) / (np.float32(1) - np.float32(score_threshold))))
+    else:
+        thr = np.float32(score_threshold)
+    num = torch.zeros((B, 1), dtype=torch.int32)
+    out_boxes = torch.zeros((B, K, 4), dtype=torch.float32)
+    out_scores = torch.zeros((B, K), dtype=torch.float32)
+    out_classes = torch.zeros((B, K), dtype=torch.int32)
+    for b in range(B):
+        flat = sc[b].reshape(-1)
+        with np.errstate(invalid="ignore"):
+            ok = flat >= thr
+        if 0 <= background_class < C:
+            ok &= np.arange(N * C) % C != background_class
+        cand = np.nonzero(ok)[0]
+        cand = cand[score_order(flat[cand])][:max_candidates]
+        kept = []
+        for g in cand:
+            n, c = divmod(int(g), C)
+            box = bx[b, n, c]
+            if any((class_agnostic or c == kc) and _efficient_iou(kb, box) >= np.float32(iou_threshold)
+                   for kb, kc in kept):
+                continue
+            kept.append((box, c))
+            j = len(kept) - 1
+            out_boxes[b, j] = torch.from_numpy(np.array(box, dtype=np.float32))
+            s = np.float32(flat[g])
+            out_scores[b, j] = float(np.float32(1) / (np.float32(1) + np.exp(-s))) if score_activation else float(s)
+            out_classes[b, j] = c
+            if len(kept) == K:
+                break
+        num[b, 0] = len(kept)
+    return num, out_boxes, out_scores, out_classes
+
