@@ -49,11 +49,10 @@ constexpr int kReduceThreads = 1024;
 // 48 KiB a block may take without opting in: K up to 360,448 boxes.
 constexpr int64_t kSharedWords = kMaxSegmentPositions / kBoxesPerWord;
 
-
 // Byte offsets of the workspace arrays, each 256-byte aligned.
 struct Layout {
   size_t keys, keys_sorted, index, order, boxes, classes, mask, removed, sort_scratch, sort_scratch_bytes, bytes;
-  // batched_nms by class segments (segmented_ok): class keys in score order and sorted, ranks,
+  // batched_nms by class segments (batched_by_segments): class keys in score order and sorted, ranks,
   // the runs of equal classes, the kept flags by rank.
   size_t class_keys, class_keys_sorted, ranks, seg_rank, run_classes, run_len, run_start, num_runs, flags;
 };

@@ -44,7 +44,7 @@ struct NmsFields {
 };
 
 // TwinopsBatchedNMSPadded's attributes (the torch op's, class_agnostic an INT as in ONNX).
-#define TWIN_NMS_PADDED_FIELDS(A)                                          \
+#define TWIN_NMS_PADDED_FIELDS(A)                                            \
   A(::twinops::attr::Float, score_threshold, "", ::twinops::attr::kAny, 0.0) \
   A(::twinops::attr::Float, iou_threshold, "", ::twinops::attr::kAny, 0.5)   \
   A(::twinops::attr::Int, max_output_boxes, "", ::twinops::attr::kAny, 1)    \
