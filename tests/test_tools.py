@@ -7,6 +7,7 @@ import glob
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 import torch
@@ -57,6 +58,9 @@ def test_plugin_host_cases_reach_every_declared_creator(family, monkeypatch):
         return [torch.empty(0, dtype=inputs[0].dtype)]
 
     monkeypatch.setattr(ph, "run_plugin", run_plugin)  # an op's own wrappers call it through the module
+    # No TensorRT headers here either: a driver that asks which TensorRT the library was built
+    # against (for the interfaces and types it has) hears the newest, which has every creator.
+    monkeypatch.setattr(ph, "get_host", lambda: types.SimpleNamespace(trt_major=11))
     (module,) = load("plugin_host_sanitize", [family]).values()
     checked = []
     for dtype in DTYPES:
