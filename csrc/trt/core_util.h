@@ -48,6 +48,12 @@ cudaError_t with_float_type(nvinfer1::DataType t, Launch&& launch) {
   }
 }
 
+// enqueue's result for shapes or pointers it cannot run: the message logged, cudaErrorInvalidValue.
+inline int32_t enqueue_refused(const std::string& message) {
+  log_error(message);
+  return static_cast<int32_t>(cudaErrorInvalidValue);
+}
+
 // enqueue's result for a launch status, a failure logged as "<who>CUDA error <name>: <reason>".
 inline int32_t enqueue_status(const std::string& who, cudaError_t e) {
   if (e != cudaSuccess) log_error(who + "CUDA error " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));

@@ -51,10 +51,10 @@ inline int bits_for(uint64_t v) {
 
 // The sizes of one call.
 struct Sizes {
-  int64_t B, N, C, NC, G, cap, Q, W;  // Q = B * cap slots, W = cap / 64 words a mask row
+  int64_t B, C, G, cap, Q, W;  // G scores, Q = B * cap slots, W = cap / 64 words a mask row
   explicit Sizes(const PaddedParams& p)
-      : B(p.batch), N(p.boxes), C(p.classes), NC(p.boxes * p.classes), G(p.batch * p.boxes * p.classes),
-        cap(padded_capacity(p)), Q(p.batch * padded_capacity(p)), W(padded_capacity(p) / kBoxesPerWord) {}
+      : B(p.batch), C(p.classes), G(p.batch * p.boxes * p.classes), cap(padded_capacity(p)), Q(B * cap),
+        W(cap / kBoxesPerWord) {}
 };
 
 // Byte offsets of the workspace arrays (256-byte aligned). After the score sort its input keys
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kEmitThreads)
   using Scan = cub::BlockScan<int, kEmitThreads>;
   __shared__ typename Scan::TempStorage scan;
   const int64_t b = blockIdx.x, K = p.max_output;
-  const int64_t top = tops != nullptr ? tops[b] : 0;
+  const int64_t top = tops[b];
   T* ob = out_boxes + b * K * 4;
   T* os = out_scores + b * K;
   int32_t* oc = out_classes + b * K;

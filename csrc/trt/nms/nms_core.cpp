@@ -122,20 +122,21 @@ class NmsCore final : public OpCore {
     const std::string w = std::string(batched_ ? "TwinopsBatchedNMS" : "TwinopsNMS") + " enqueue: ";
     // TensorRT's enqueue passes no input count: the node's is fixed.
     const int32_t n_in = nb_in >= 0 ? nb_in : (batched_ ? 3 : 2);
-    if (std::string e = check_count(n_in); !e.empty()) return fail(w + e);
-    if (std::string e = check_concrete(in, n_in, out, 2); !e.empty()) return fail(w + e);
+    if (std::string e = check_count(n_in); !e.empty()) return enqueue_refused(w + e);
+    if (std::string e = check_concrete(in, n_in, out, 2); !e.empty()) return enqueue_refused(w + e);
     const Params p = params(in[0].dims.d[0]);
     if (p.count > 0 && (inputs[0] == nullptr || inputs[1] == nullptr || (batched_ && inputs[2] == nullptr) ||
                         outputs[0] == nullptr || workspace == nullptr))
-      return fail(w + "null boxes, scores, idxs, keep or workspace pointer for K = " + std::to_string(p.count));
-    if (outputs[1] == nullptr) return fail(w + "null pointer for keep's length");
+      return enqueue_refused(w + "null boxes, scores, idxs, keep or workspace pointer for K = " +
+                             std::to_string(p.count));
+    if (outputs[1] == nullptr) return enqueue_refused(w + "null pointer for keep's length");
     const int64_t* classes = batched_ ? static_cast<const int64_t*>(inputs[2]) : nullptr;
     size_t bytes = workspace_bytes(p, element_bytes(in[0].type));
     if (batched_ && in[2].type == DataType::kINT32 && p.count > 0) {
       // int32 classes widened into the workspace's tail: each value in the low 4 bytes of a zeroed
       // int64 (a strided copy, no kernel). Distinct int32 ids stay distinct, which is all NMS
       // compares (negative ids become large positive ones).
-      auto* wide = reinterpret_cast<int64_t*>(static_cast<char*>(workspace) + align_up(bytes));
+      auto* wide = reinterpret_cast<int64_t*>(static_cast<char*>(workspace) + after_kernels(bytes));
       const size_t k = static_cast<size_t>(p.count);
       cudaError_t e = cudaMemsetAsync(wide, 0, sizeof(int64_t) * k, stream);
       if (e == cudaSuccess)
@@ -187,19 +188,14 @@ class NmsCore final : public OpCore {
 
   static int element_bytes(DataType t) { return t == DataType::kFLOAT ? 4 : 2; }
   static bool is_class_type(DataType t) { return t == DataType::kINT64 || t == DataType::kINT32; }
-  static size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 
   // The kernels' workspace for K boxes, then (int32 idxs) K widened classes.
   size_t bytes_for(int64_t k, DataType boxes, DataType idxs) const {
     if (k <= 0) return 0;
     const size_t kernels = workspace_bytes(params(k), element_bytes(boxes));
-    return idxs == DataType::kINT32 ? align_up(kernels) + sizeof(int64_t) * static_cast<size_t>(k) : kernels;
+    return idxs == DataType::kINT32 ? after_kernels(kernels) + sizeof(int64_t) * static_cast<size_t>(k) : kernels;
   }
 
-  static int32_t fail(const std::string& message) {
-    log_error(message);
-    return static_cast<int32_t>(cudaErrorInvalidValue);
-  }
 
   NmsFields fields_;
   bool batched_;

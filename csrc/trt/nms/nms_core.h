@@ -26,6 +26,7 @@
 #include <string>
 
 #include "../../common/twinops_attrs.h"
+#include "../../kernels/workspace.h"
 #include "../core_util.h"
 #include "../op_core.h"
 
@@ -60,6 +61,14 @@ inline std::string box_score_types(nvinfer1::DataType boxes, nvinfer1::DataType 
   if (!is_float_type(boxes)) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(boxes);
   if (scores != boxes) return "scores must have the boxes' type (" + type_name(boxes) + "), got " + type_name(scores);
   return "";
+}
+
+// Where an array a plugin keeps after the kernels' `kernel_bytes` of workspace starts: aligned
+// as the kernels' own arrays are.
+inline size_t after_kernels(size_t kernel_bytes) {
+  WorkspaceOffsets w;
+  w.take(kernel_bytes);
+  return w.end;
 }
 
 // The creators of the nms plugins (each registered by one line of plugin_creators.cpp).

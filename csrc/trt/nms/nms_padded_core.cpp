@@ -34,8 +34,6 @@ constexpr DataType kIndexType =
     DataType::kINT32;
 #endif
 
-size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
-
 class PaddedCore final : public OpCore {
  public:
   explicit PaddedCore(const PaddedFields& f) : fields_(f) {}
@@ -145,18 +143,18 @@ class PaddedCore final : public OpCore {
   int32_t enqueue(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out, const void* const* inputs,
                   void* const* outputs, void* workspace, cudaStream_t stream) const override {
     const std::string w = std::string(kName) + " enqueue: ";
-    if (std::string e = check_concrete(in, out, 5); !e.empty()) return fail(w + e);
+    if (std::string e = check_concrete(in, out, 5); !e.empty()) return enqueue_refused(w + e);
     (void)nb_in;  // TensorRT passes none; the node's inputs are fixed
     const PaddedParams p = params_of(in);
     if (p.batch == 0) return 0;
     for (int32_t i = 0; i < 5; ++i)
-      if (outputs[i] == nullptr) return fail(w + "null output pointer " + std::to_string(i));
+      if (outputs[i] == nullptr) return enqueue_refused(w + "null output pointer " + std::to_string(i));
     if (p.boxes * p.classes > 0 && (inputs[0] == nullptr || inputs[1] == nullptr))
-      return fail(w + "null boxes or scores pointer");
+      return enqueue_refused(w + "null boxes or scores pointer");
     const size_t bytes = padded_workspace_bytes(p, 2 + 2 * (in[0].type == DataType::kFLOAT));
-    if (bytes_for(p, in[0].type) > 0 && workspace == nullptr) return fail(w + "null workspace pointer");
+    if (bytes_for(p, in[0].type) > 0 && workspace == nullptr) return enqueue_refused(w + "null workspace pointer");
     const bool narrow = kIndexType == DataType::kINT32;
-    int64_t* indices = narrow ? reinterpret_cast<int64_t*>(static_cast<char*>(workspace) + align_up(bytes))
+    int64_t* indices = narrow ? reinterpret_cast<int64_t*>(static_cast<char*>(workspace) + after_kernels(bytes))
                               : static_cast<int64_t*>(outputs[4]);
     cudaError_t e = with_float_type(in[0].type, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -219,14 +217,10 @@ class PaddedCore final : public OpCore {
     if (p.batch <= 0) return 0;
     const size_t kernels = padded_workspace_bytes(p, boxes == DataType::kFLOAT ? 4 : 2);
     return kIndexType == DataType::kINT32
-               ? align_up(kernels) + sizeof(int64_t) * static_cast<size_t>(p.batch * p.max_output)
+               ? after_kernels(kernels) + sizeof(int64_t) * static_cast<size_t>(p.batch * p.max_output)
                : kernels;
   }
 
-  static int32_t fail(const std::string& message) {
-    log_error(message);
-    return static_cast<int32_t>(cudaErrorInvalidValue);
-  }
 
   PaddedFields fields_;
 };
