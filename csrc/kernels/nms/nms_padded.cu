@@ -1,9 +1,10 @@
 // batched_nms_padded on the device (nms.h has the rules and the entry point), B images at once,
 // no host round trip. Scores are numbered g = (b * N + n) * C + c.
 // 1. keys_kernel: each score's key (score_key) when it is a candidate (score > threshold), else
-//    0, below every candidate's; candidates counted per image;
+//    0, below every candidate's;
 // 2. CUB's stable radix sort of the keys, descending, then a stable sort by image (candidates:
-//    b, others: B): each image's candidates are one run in score order, ties by g;
+//    b, others: B): each image's candidates are one run in score order, ties by g, whose start
+//    and length bounds_kernel finds by binary search;
 // 3. slots_kernel: the first min(count, pre_nms_top_k) of each image into a region of
 //    `capacity` slots (padded_capacity), keyed by (image, class) (class 0 when class-agnostic;
 //    unused slots after the image's classes), and a stable sort by that key: each class of an
@@ -60,7 +61,7 @@ struct Sizes {
 // Byte offsets of the workspace arrays (256-byte aligned). After the score sort its input keys
 // hold the image keys and its input indices the image sort's output.
 struct Layout {
-  size_t keys, keys_sorted, index, order, image_keys_sorted, counts, starts, tops, slot, seg_key, seg_key_sorted,
+  size_t keys, keys_sorted, index, order, image_keys_sorted, starts, tops, slot, seg_key, seg_key_sorted,
       seg_val, seg_rank, boxes, classes, mask, run_keys, run_len, run_start, num_runs, flags, scratch, scratch_bytes,
       bytes;
 };
@@ -77,7 +78,6 @@ Layout layout(const PaddedParams& p) {
   L.index = w.take(sizeof(int32_t) * G);
   L.order = w.take(sizeof(int32_t) * G);
   L.image_keys_sorted = w.take(sizeof(uint32_t) * G);
-  L.counts = w.take(sizeof(int32_t) * B);
   L.starts = w.take(sizeof(int32_t) * B);
   L.tops = w.take(sizeof(int32_t) * B);
   L.slot = w.take(sizeof(int32_t) * Q);
@@ -94,7 +94,7 @@ Layout layout(const PaddedParams& p) {
   L.num_runs = w.take(sizeof(int32_t));
   L.flags = w.take(Q);
   // One scratch area for CUB's passes, which run one after another on the stream.
-  const int g = static_cast<int>(G), q = static_cast<int>(Q), b = static_cast<int>(B);
+  const int g = static_cast<int>(G), q = static_cast<int>(Q);
   size_t scratch = 0, bytes = 0;
   cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const Key*>(nullptr),
                                             static_cast<Key*>(nullptr), static_cast<const int32_t*>(nullptr),
@@ -105,7 +105,7 @@ Layout layout(const PaddedParams& p) {
                                   static_cast<int32_t*>(nullptr), std::max(g, q));
   scratch = std::max(scratch, bytes);
   cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
-                                std::max(b, q));
+                                q);
   scratch = std::max(scratch, bytes);
   cub::DeviceRunLengthEncode::Encode(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
                                      static_cast<uint32_t*>(nullptr), static_cast<int32_t*>(nullptr),
@@ -119,16 +119,13 @@ Layout layout(const PaddedParams& p) {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) keys_kernel(const PaddedParams p, const T* __restrict__ scores,
-                                                        KeyOf<T>* __restrict__ keys, int32_t* __restrict__ index,
-                                                        int32_t* __restrict__ counts) {
+                                                        KeyOf<T>* __restrict__ keys, int32_t* __restrict__ index) {
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= p.batch * p.boxes * p.classes) return;
   const AccOf<T> s = to_acc(scores[g]);
   // In double, as the op compares on the CPU: every score widens exactly; NaN never passes.
-  const bool candidate = static_cast<double>(s) > p.score_threshold;
-  keys[g] = candidate ? score_key(s) : KeyOf<T>(0);
+  keys[g] = static_cast<double>(s) > p.score_threshold ? score_key(s) : KeyOf<T>(0);
   index[g] = static_cast<int32_t>(g);
-  if (candidate) atomicAdd(&counts[g / (p.boxes * p.classes)], 1);
 }
 
 // The image of each score in score order (B for non-candidates: after every image).
@@ -142,12 +139,30 @@ __global__ void __launch_bounds__(kThreads) image_keys_kernel(const PaddedParams
                                            : static_cast<uint32_t>(p.batch);
 }
 
-// The candidates NMS considers per image: min(count, pre_nms_top_k).
-__global__ void tops_kernel(const PaddedParams p, const int32_t* __restrict__ counts, int32_t* __restrict__ tops) {
+// The first position of image key v in the ascending `keys` (n of them): a binary search.
+__device__ __forceinline__ int64_t lower_bound(const uint32_t* keys, int64_t n, uint32_t v) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (keys[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// Image b's candidates: where they start in the image-sorted order and how many NMS considers,
+// min(count, pre_nms_top_k). Counted from the sorted keys, not by atomics on one counter.
+__global__ void bounds_kernel(const PaddedParams p, const uint32_t* __restrict__ image_keys_sorted,
+                              int32_t* __restrict__ starts, int32_t* __restrict__ tops) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= p.batch) return;
-  const int64_t c = counts[b];
-  tops[b] = static_cast<int32_t>(p.pre_nms_top_k > 0 && p.pre_nms_top_k < c ? p.pre_nms_top_k : c);
+  const int64_t G = p.batch * p.boxes * p.classes;
+  const int64_t start = lower_bound(image_keys_sorted, G, static_cast<uint32_t>(b));
+  const int64_t count = lower_bound(image_keys_sorted, G, static_cast<uint32_t>(b + 1)) - start;
+  starts[b] = static_cast<int32_t>(start);
+  tops[b] = static_cast<int32_t>(p.pre_nms_top_k > 0 && p.pre_nms_top_k < count ? p.pre_nms_top_k : count);
 }
 
 // Slot q = b * cap + r: image b's candidate of rank r (its g), keyed by (image, class).
@@ -266,7 +281,6 @@ cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scor
   auto* image_keys = reinterpret_cast<uint32_t*>(ws + L.keys);  // the score keys are sorted by then
   auto* image_keys_sorted = reinterpret_cast<uint32_t*>(ws + L.image_keys_sorted);
   auto* by_image = index;  // the score sort's input indices are free by then
-  auto* counts = reinterpret_cast<int32_t*>(ws + L.counts);
   auto* starts = reinterpret_cast<int32_t*>(ws + L.starts);
   auto* tops = reinterpret_cast<int32_t*>(ws + L.tops);
   auto* slot = reinterpret_cast<int32_t*>(ws + L.slot);
@@ -286,10 +300,9 @@ cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scor
   size_t bytes = 0;
   cudaError_t e;
   const unsigned images = static_cast<unsigned>(z.B);
-  if ((e = cudaMemsetAsync(counts, 0, sizeof(int32_t) * z.B, stream)) != cudaSuccess) return e;
   if (z.G > 0 && z.cap > 0) {
     const int g = static_cast<int>(z.G), q = static_cast<int>(z.Q);
-    keys_kernel<T><<<blocks_for(z.G), kThreads, 0, stream>>>(p, scores, keys, index, counts);
+    keys_kernel<T><<<blocks_for(z.G), kThreads, 0, stream>>>(p, scores, keys, index);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     bytes = L.scratch_bytes;
     if ((e = cub::DeviceRadixSort::SortPairsDescending(scratch, bytes, keys, keys_sorted, index, order, g, 0,
@@ -302,11 +315,7 @@ cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scor
     if ((e = cub::DeviceRadixSort::SortPairs(scratch, bytes, image_keys, image_keys_sorted, order, by_image, g, 0,
                                              bits_for(static_cast<uint64_t>(z.B)), stream)) != cudaSuccess)
       return e;
-    bytes = L.scratch_bytes;
-    if ((e = cub::DeviceScan::ExclusiveSum(scratch, bytes, counts, starts, static_cast<int>(z.B), stream)) !=
-        cudaSuccess)
-      return e;
-    tops_kernel<<<blocks_for(z.B), kThreads, 0, stream>>>(p, counts, tops);
+    bounds_kernel<<<blocks_for(z.B), kThreads, 0, stream>>>(p, image_keys_sorted, starts, tops);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     slots_kernel<<<blocks_for(z.Q), kThreads, 0, stream>>>(p, z.cap, by_image, starts, tops, slot, seg_key, seg_val);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
