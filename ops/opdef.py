@@ -236,6 +236,10 @@ class Creator:
         min_tensorrt: the oldest TensorRT major version whose library has the creator: 10 for
             a node with a data-dependent output (a size tensor, IPluginV3 only: the C++ creator's
             ``v3_only``), whose ``versions`` are then ``{"1": "v3"}``.
+        domain_only: registered in ``domain`` alone, not in ``""``: a drop-in for a node whose name
+            TensorRT's own plugin library also registers in ``""`` (so both can be loaded); a node
+            selects it with ``plugin_namespace`` = ``domain`` (the C++ creator's ``domain_only``).
+        outputs: a drop-in whose node has only the op's first ``outputs`` outputs (None: all).
     """
 
     name: str
@@ -246,10 +250,14 @@ class Creator:
     absent_defaults: bool = False
     domain: str = ""
     min_tensorrt: int = 8
+    domain_only: bool = False
+    outputs: Optional[int] = None
 
     @property
     def namespaces(self) -> Tuple[str, ...]:
         """The plugin namespaces the library registers the creator in."""
+        if self.domain_only:
+            return (self.domain,)
         return ("", self.domain) if self.domain else ("",)
 
 

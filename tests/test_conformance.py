@@ -246,7 +246,7 @@ def _creator(host, creator, version):
         assert host.find(creator.name, version) is None, f"{creator.name} is in a TensorRT {host.trt_major} library"
         pytest.skip(f"{creator.name} needs TensorRT >= {creator.min_tensorrt} (a size tensor: IPluginV3 only); "
                     f"the library is built for {host.trt_major}")
-    info = host.find(creator.name, version)
+    info = host.find(creator.name, version, creator.namespaces[0])
     assert info is not None, f"{creator.name} v{version} is not in the plugin library"
     return info
 
@@ -320,9 +320,9 @@ def test_plugin_host_lifecycle(op, creator, version):
     rt, built, tensors = ph.prepare_plugin(node, inputs, shape_inputs, version=version, host=host)
     with torch.no_grad():
         want = _api(op)(*xs, **kwargs)
-    want = want if isinstance(want, (tuple, list)) else (want,)
+    want = (want if isinstance(want, (tuple, list)) else (want,))[: creator.outputs]
     outs, sizes = rt.result.outputs, rt.result.size_tensors
-    assert len(outs) - len(sizes) == len(op.node.outputs) == len(want)
+    assert len(outs) - len(sizes) == len(op.node.outputs[: creator.outputs]) == len(want)
     assert sizes == list(range(len(want), len(outs))), "size tensors come after the node's outputs"
     for pos, (o, w) in enumerate(zip(outs, want), start=len(tensors)):
         assert o["type"] == ph.DATA_TYPES[ph.engine_dtype(w.dtype, host.trt_major)]
@@ -349,8 +349,10 @@ def test_plugin_host_lifecycle(op, creator, version):
     assert [f.__dict__ for f in rt.serialize()] == [f.__dict__ for f in ser]  # the runtime plugin is the same
 
 
-DROP_INS = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins if c.domain
-            for v in c.versions]
+DROP_INS = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins
+            if c.domain and not c.domain_only for v in c.versions]
+OWN_NAMESPACE = [pytest.param(op, c, v, id=f"{op.name}-{c.name}-{v}") for op in OPS for c in op.plugins
+                 if c.domain_only for v in c.versions]
 
 
 def _in_domain(node, domain, namespace=None):
@@ -368,6 +370,21 @@ def _in_domain(node, domain, namespace=None):
     if namespace is not None:
         out.attribute.append(helper.make_attribute("plugin_namespace", namespace))
     return out
+
+
+@pytest.mark.parametrize("op,creator,version", OWN_NAMESPACE)
+def test_drop_ins_of_tensorrt_nodes_are_registered_in_their_namespace_alone(op, creator, version):
+    """A drop-in for a node TensorRT's own plugin library serves (its name in namespace "") is in
+    its namespace alone: a node naming it with plugin_namespace selects it on every parser; a node
+    without one finds no twinops creator (it keeps TensorRT's)."""
+    ph, host = _host()
+    node, inputs, shape_inputs, _, _ = _plugin_case(op, creator, version)
+    assert host.find(creator.name, version, "") is None, f"{creator.name} v{version} is in namespace \"\""
+    info = host.find(creator.name, version, creator.domain)
+    for parser in ((8, 6), ph.DOMAIN_FALLBACK_SINCE, None):
+        assert host.select(_in_domain(node, "", creator.domain), version=version, parser=parser) is info
+        with pytest.raises(ph.HostError, match="no .*creator"):
+            host.select(_in_domain(node, ""), version=version, parser=parser)
 
 
 @pytest.mark.parametrize("op,creator,version", DROP_INS)
@@ -413,7 +430,7 @@ def test_plugin_host_enqueue_parity(op, creator, version):
     got = ph.run_plugin(node, [t.cuda() for t in inputs], shape_inputs, version=version)
     torch.cuda.synchronize()
     want = _api(op)(*(x.cuda() for x in xs), **kwargs)
-    want = want if isinstance(want, (tuple, list)) else (want,)
+    want = (want if isinstance(want, (tuple, list)) else (want,))[: creator.outputs]
     atol, rtol = opdef.resolve(op.tolerances)[torch.float32]
     assert len(got) >= len(want)
     assert all(t.dim() == 0 for t in got[len(want):]), "only size tensors (0-D) follow the node's outputs"
@@ -470,7 +487,7 @@ def test_plugin_fields_fuzz(op, creator, version):
         except ph.HostError as e:
             assert "[plugin" in str(e), f"refused without a message from the plugin: {e}"
         else:
-            assert len(rt.result.outputs) - len(rt.result.size_tensors) == len(op.node.outputs)
+            assert len(rt.result.outputs) - len(rt.result.size_tensors) == len(op.node.outputs[: creator.outputs])
 
     check()
 

@@ -81,6 +81,9 @@ struct OpCreator {
   // ONNX standard's): the library registers the creator in namespace "" and in this one, where
   // newer ONNX parsers look up a node that names no plugin_namespace after missing in "".
   std::string node_domain;
+  // Registered in node_domain alone, not in "": a drop-in for a node whose name libnvinfer_plugin
+  // registers in "" itself, which a node selects by plugin_namespace.
+  bool domain_only = false;
   std::function<void(FieldStore*)> declare;  // getFieldNames
   // createPlugin and V2 deserializePlugin: a core, or nullptr and *error set. `runtime`: the
   // fields are the plugin's own serialized ones (V3 runtime phase, V2 deserializePlugin), not
@@ -120,6 +123,14 @@ inline OpCreator v3_only(OpCreator c) {
 // `c` as the drop-in of another toolkit's node written in ONNX domain `domain`.
 inline OpCreator drop_in(OpCreator c, std::string domain) {
   c.node_domain = std::move(domain);
+  return c;
+}
+
+// `c` as the drop-in of a node that TensorRT's own plugin library also serves: registered in
+// namespace `ns` alone (OpCreator::domain_only), so both can be loaded and a node picks one.
+inline OpCreator own_namespace_drop_in(OpCreator c, std::string ns) {
+  c.node_domain = std::move(ns);
+  c.domain_only = true;
   return c;
 }
 

@@ -8,7 +8,8 @@
 //
 // (a creator marked v3_only, whose output shapes need a size tensor, is IPluginV3 "1" alone, so
 // absent on 8.6) in namespace "", and a drop-in of another toolkit's node (OpCreator::node_domain)
-// also in the namespace of that node's domain. A node selects the IPluginV2 path on any version
+// also in the namespace of that node's domain (only there for a name libnvinfer_plugin serves
+// too: OpCreator::domain_only). A node selects the IPluginV2 path on any version
 // with the node attribute plugin_version="legacy". TensorRT's registry keys creators by (name,
 // version, namespace), so "1" can only be one interface per TensorRT version.
 //
@@ -56,7 +57,8 @@ struct Library {
   Library() {
     std::vector<std::string> v2_namespaces;
     for (const OpCreator& op : op_creators()) {
-      std::vector<std::string> namespaces{""};
+      std::vector<std::string> namespaces;
+      if (!op.domain_only) namespaces.push_back("");
       if (!op.node_domain.empty()) namespaces.push_back(op.node_domain);
       for (const std::string& ns : namespaces) {
 #if TWIN_TRT_HAS_V3

@@ -2,11 +2,13 @@
 TwinopsBatchedNMS (int64 and int32 classes) at box counts on either side of a 64-box word,
 clustered boxes so that many suppress each other, tied scores; keep's length comes from the
 plugin's size tensor. TwinopsBatchedNMSPadded (every interface the library has) on 3 images,
-shared and per-class boxes, class-aware and class-agnostic, with and without a top-k.
+shared and per-class boxes, class-aware and class-agnostic, with and without a top-k; the
+EfficientNMS_TRT drop-in against its rules (efficient_nms_reference).
 """
 import torch
 
 from twinops import plugin_host as ph
+from twinops.library.nms.reference import efficient_nms_reference
 
 
 def _padded_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
@@ -32,9 +34,30 @@ def _padded_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
                           y.to(w.dtype), w)
 
 
+def _efficient_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
+    host = ph.get_host()
+    if dtype == torch.bfloat16 and host.trt_major < 9:
+        return  # TensorRT 8.6 has no bfloat16
+    interfaces = ("v3", "v2") if host.trt_major >= 10 else ("v2",)
+    xy = torch.rand(2, 120, 2, device=g.device, generator=g) * 60
+    boxes = torch.cat([xy, xy + torch.rand(2, 120, 2, device=g.device, generator=g) * 30 + 1], -1).to(dtype)
+    scores = ((torch.rand(2, 120, 3, device=g.device, generator=g) * 8).round() / 8).to(dtype)
+    for attrs in ({"class_agnostic": 0, "background_class": -1}, {"class_agnostic": 1, "background_class": 0}):
+        attrs = {"score_threshold": 0.25, "iou_threshold": 0.5, "max_output_boxes": 30, "score_activation": 0,
+                 "box_coding": 0, **attrs}
+        want = efficient_nms_reference(boxes.float().cpu(), scores.float().cpu(),
+                                       **{k: bool(v) if k == "class_agnostic" else v for k, v in attrs.items()})
+        for interface in interfaces:
+            node = ph.attributes_node("EfficientNMS_TRT", {**attrs, "plugin_namespace": "twinops"})
+            got = ph.run_plugin(node, [boxes, scores], interface=interface)
+            for name, y, w in zip(("num", "boxes", "scores", "classes"), got, want):
+                check(f"EfficientNMS_TRT {interface} {attrs} {dtype} {name}", y.float().cpu(), w.to(y.dtype).float())
+
+
 def cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
     """Runs nms's plugins in ``dtype`` on g's device; ``check(what, got, want)`` each."""
     _padded_cases(g, dtype, check)
+    _efficient_cases(g, dtype, check)
     if ph.get_host().trt_major < 10:
         return  # TwinopsNMS / TwinopsBatchedNMS need a size tensor: IPluginV3 only
     for k in (1, 63, 64, 65, 300):

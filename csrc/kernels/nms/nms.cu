@@ -143,7 +143,9 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const Params p, const 
 //
 // `counts` (batched_nms_padded): blockIdx.z is an image whose positions are a region of p.count
 // (its capacity) in `sorted`, `classes` and `mask`, of which the first counts[z] are used.
-template <typename Acc>
+//
+// kEfficient: EfficientNMS_TRT's rule (efficient_suppresses) instead of suppresses.
+template <typename Acc, bool kEfficient>
 __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, const Acc* __restrict__ sorted,
                                                              const int64_t* __restrict__ classes,
                                                              unsigned long long* __restrict__ mask,
@@ -184,7 +186,9 @@ __global__ void __launch_bounds__(kBoxesPerWord) mask_kernel(const Params p, con
   const int first = cb == rb ? static_cast<int>(threadIdx.x) + 1 : 0;  // later positions only
   for (int c = first; c < cols; ++c) {
     if (classes != nullptr && col_class[c] != row_class) continue;
-    if (suppresses(row, &col[4 * c], p.iou_threshold)) bits |= 1ull << c;
+    const bool gone = kEfficient ? efficient_suppresses(row, &col[4 * c], p.iou_threshold)
+                                 : suppresses(row, &col[4 * c], p.iou_threshold);
+    if (gone) bits |= 1ull << c;
   }
   mask[r * W + cb] = bits;
 }
@@ -415,17 +419,21 @@ namespace passes {
 
 template <typename Acc>
 cudaError_t launch_mask(const Params& p, int64_t images, const Acc* sorted, const int64_t* classes,
-                        const int32_t* counts, unsigned long long* mask, bool segmented, cudaStream_t stream) {
+                        const int32_t* counts, unsigned long long* mask, bool segmented, bool efficient,
+                        cudaStream_t stream) {
   const auto W = static_cast<unsigned>(words_per_row(p.count));
   if (W == 0 || images <= 0) return cudaSuccess;
-  mask_kernel<Acc><<<dim3(W, W, static_cast<unsigned>(images)), kBoxesPerWord, 0, stream>>>(p, sorted, classes, mask,
-                                                                                          segmented, counts);
+  const dim3 grid(W, W, static_cast<unsigned>(images));
+  if (efficient)
+    mask_kernel<Acc, true><<<grid, kBoxesPerWord, 0, stream>>>(p, sorted, classes, mask, segmented, counts);
+  else
+    mask_kernel<Acc, false><<<grid, kBoxesPerWord, 0, stream>>>(p, sorted, classes, mask, segmented, counts);
   return cudaGetLastError();
 }
 template cudaError_t launch_mask<float>(const Params&, int64_t, const float*, const int64_t*, const int32_t*,
-                                        unsigned long long*, bool, cudaStream_t);
+                                        unsigned long long*, bool, bool, cudaStream_t);
 template cudaError_t launch_mask<double>(const Params&, int64_t, const double*, const int64_t*, const int32_t*,
-                                         unsigned long long*, bool, cudaStream_t);
+                                         unsigned long long*, bool, bool, cudaStream_t);
 
 cudaError_t launch_segment_reduce(const Params& p, int64_t positions, const unsigned long long* mask,
                                   const int32_t* run_start, const int32_t* run_len, const int32_t* num_runs,
@@ -485,8 +493,8 @@ cudaError_t batched_by_segments(const Params& p, const Layout& L, const T* boxes
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, position_order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  if ((e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, true, stream)) != cudaSuccess)
-    return e;
+  e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, true, false, stream);
+  if (e != cudaSuccess) return e;
   if ((e = cudaMemsetAsync(run_len, 0, sizeof(int32_t) * K, stream)) != cudaSuccess) return e;
   bytes = L.sort_scratch_bytes;
   if ((e = cub::DeviceRunLengthEncode::Encode(scratch, bytes, class_keys_sorted, run_classes, run_len, num_runs, n,
@@ -536,8 +544,8 @@ cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int
     return batched_by_segments<T>(p, L, boxes, classes, keep, kept, ws, stream);
   gather_kernel<T><<<blocks_for(K), kThreads, 0, stream>>>(p, boxes, classes, order, sorted, sorted_classes);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  if ((e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, false, stream)) != cudaSuccess)
-    return e;
+  e = passes::launch_mask<Acc>(p, 1, sorted, sorted_classes, nullptr, mask, false, false, stream);
+  if (e != cudaSuccess) return e;
   const size_t shared = W <= kSharedWords ? sizeof(unsigned long long) * static_cast<size_t>(W) : 0;
   reduce_kernel<<<1, kReduceThreads, shared, stream>>>(p, mask, order, removed, keep, kept);
   return cudaGetLastError();

@@ -53,6 +53,27 @@ TWIN_HD bool suppresses(const Acc* a, const Acc* b, double threshold) {
   return static_cast<double>(iou) > threshold;
 }
 
+// EfficientNMS_TRT's rule (its drop-in; csrc/trt/nms/README.md): box b is suppressed by box a
+// when their IoU is at least the threshold (compared in Acc), each box's corners put in order
+// first; no overlap, or a union of at most 0, is IoU 0; a NaN coordinate gives a NaN IoU, which
+// suppresses nothing.
+template <typename Acc>
+TWIN_HD Acc efficient_area(Acc x1, Acc y1, Acc x2, Acc y2) {
+  const Acc w = x2 - x1, h = y2 - y1;
+  return (w <= Acc(0) || h <= Acc(0)) ? Acc(0) : mul_rn(w, h);
+}
+template <typename Acc>
+TWIN_HD bool efficient_suppresses(const Acc* a, const Acc* b, double threshold) {
+  // (x1, y1) the smaller corner: swapped only when greater, as EfficientNMS_TRT does
+  const Acc ax1 = min_of(a[0], a[2]), ay1 = min_of(a[1], a[3]), ax2 = max_of(a[2], a[0]), ay2 = max_of(a[3], a[1]);
+  const Acc bx1 = min_of(b[0], b[2]), by1 = min_of(b[1], b[3]), bx2 = max_of(b[2], b[0]), by2 = max_of(b[3], b[1]);
+  const Acc inter = efficient_area(max_of(bx1, ax1), max_of(by1, ay1), min_of(bx2, ax2), min_of(by2, ay2));
+  if (inter <= Acc(0)) return false;
+  const Acc uni = (efficient_area(ax1, ay1, ax2, ay2) + efficient_area(bx1, by1, bx2, by2)) - inter;
+  if (uni <= Acc(0)) return false;
+  return inter / uni >= static_cast<Acc>(threshold);
+}
+
 // Sort keys: an unsigned integer per score whose descending order is the score order above
 // (NaN highest, -0 as +0); equal keys keep the index order (a stable sort).
 TWIN_HD uint32_t score_key(float s) {
@@ -115,6 +136,18 @@ struct PaddedParams {
   double score_threshold = 0.0, iou_threshold = 0.5;
   int64_t max_output = 1;
   int64_t pre_nms_top_k = -1;  // -1: every candidate
+  // EfficientNMS_TRT's rules (its drop-in; csrc/trt/nms/README.md): a candidate's score is at
+  // least score_threshold (compared in Acc; with score_activation the caller passes the
+  // threshold's logit) and not of background_class (-1: none); efficient_suppresses; boxes
+  // decoded (box_coding 0 corners, 1 center-size; with `anchors`, (anchor_batch = 1 or B, N, 4)
+  // of the boxes' type, the boxes are offsets) and written as corners; the written scores
+  // sigmoid-activated with score_activation; no indices written (out_indices may be null).
+  bool efficient = false;
+  int64_t background_class = -1;
+  int box_coding = 0;
+  bool score_activation = false;
+  const void* anchors = nullptr;
+  int64_t anchor_batch = 1;
 };
 
 // The candidates per image that the device pass holds: min(N * C, pre_nms_top_k), rounded up

@@ -124,7 +124,10 @@ __global__ void __launch_bounds__(kThreads) keys_kernel(const PaddedParams p, co
   if (g >= p.batch * p.boxes * p.classes) return;
   const AccOf<T> s = to_acc(scores[g]);
   // In double, as the op compares on the CPU: every score widens exactly; NaN never passes.
-  keys[g] = static_cast<double>(s) > p.score_threshold ? score_key(s) : KeyOf<T>(0);
+  const bool candidate =
+      p.efficient ? s >= static_cast<AccOf<T>>(p.score_threshold) && g % p.classes != p.background_class
+                  : static_cast<double>(s) > p.score_threshold;
+  keys[g] = candidate ? score_key(s) : KeyOf<T>(0);
   index[g] = static_cast<int32_t>(g);
 }
 
@@ -187,6 +190,41 @@ __global__ void __launch_bounds__(kThreads) slots_kernel(const PaddedParams p, i
   seg_val[q] = static_cast<int32_t>(q);
 }
 
+// The box of score g in Acc: the input's (x1, y1, x2, y2), or in efficient mode decoded (anchors,
+// box_coding) into corners, in Acc with each operation rounded once (no FMA).
+template <typename T>
+__device__ void box_of(const PaddedParams& p, const T* __restrict__ boxes, int64_t g, AccOf<T>* v) {
+  using Acc = AccOf<T>;
+  const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) v[k] = to_acc(box[k]);
+  if (!p.efficient) return;
+  if (p.anchors != nullptr) {
+    const int64_t n = (g / p.classes) % p.boxes, b = g / (p.classes * p.boxes);
+    const T* an = static_cast<const T*>(p.anchors) + 4 * ((p.anchor_batch == 1 ? 0 : b) * p.boxes + n);
+    Acc a[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) a[k] = to_acc(an[k]);
+    if (p.box_coding == 0) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = v[k] + a[k];
+    } else {  // (center, size): offset * anchor size + anchor center, anchor size * exp(offset)
+      const Acc cx = mul_rn(v[0], a[2]) + a[0], cy = mul_rn(v[1], a[3]) + a[1];
+      v[2] = mul_rn(a[2], exp(v[2]));
+      v[3] = mul_rn(a[3], exp(v[3]));
+      v[0] = cx;
+      v[1] = cy;
+    }
+  }
+  if (p.box_coding == 1) {  // corners: center -/+ size / 2
+    const Acc hw = mul_rn(v[2], Acc(0.5)), hh = mul_rn(v[3], Acc(0.5)), cx = v[0], cy = v[1];
+    v[0] = cx - hw;
+    v[1] = cy - hh;
+    v[2] = cx + hw;
+    v[3] = cy + hh;
+  }
+}
+
 // Position q (image b, local l < tops[b]) holds slot seg_rank[q]: its box (in Acc) and class.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) gather_kernel(const PaddedParams p, int64_t cap,
@@ -199,9 +237,7 @@ __global__ void __launch_bounds__(kThreads) gather_kernel(const PaddedParams p, 
   const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (q >= p.batch * cap || q % cap >= tops[q / cap]) return;
   const int64_t g = slot[seg_rank[q]];
-  const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) sorted[4 * q + k] = to_acc(box[k]);
+  box_of(p, boxes, g, &sorted[4 * q]);
   classes[q] = p.class_agnostic ? 0 : g % p.classes;
 }
 
@@ -221,7 +257,7 @@ __global__ void __launch_bounds__(kEmitThreads)
   T* ob = out_boxes + b * K * 4;
   T* os = out_scores + b * K;
   int32_t* oc = out_classes + b * K;
-  int64_t* oi = out_indices + b * K;
+  int64_t* oi = out_indices != nullptr ? out_indices + b * K : nullptr;
   int64_t written = 0;  // every thread tracks it
   for (int64_t r0 = 0; r0 < top && written < K; r0 += kEmitThreads) {
     const int64_t r = r0 + threadIdx.x;
@@ -231,12 +267,21 @@ __global__ void __launch_bounds__(kEmitThreads)
     const int64_t at = written + before;
     if (kept && at < K) {
       const int64_t g = slot[b * cap + r];
-      const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
+      if (p.efficient) {  // the decoded corners; the score sigmoid-activated on request
+        AccOf<T> v[4];
+        box_of(p, boxes, g, v);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) ob[4 * at + k] = box[k];
-      os[at] = scores[g];
+        for (int k = 0; k < 4; ++k) ob[4 * at + k] = DtypeConvert<T>::template store<AccOf<T>>(v[k]);
+        const AccOf<T> s = to_acc(scores[g]), one(1);
+        os[at] = p.score_activation ? DtypeConvert<T>::template store<AccOf<T>>(one / (one + exp(-s))) : scores[g];
+      } else {  // the input's values
+        const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) ob[4 * at + k] = box[k];
+        os[at] = scores[g];
+      }
       oc[at] = static_cast<int32_t>(g % p.classes);
-      oi[at] = (g / p.classes) % p.boxes;
+      if (oi != nullptr) oi[at] = (g / p.classes) % p.boxes;
     }
     written += total;
     __syncthreads();  // the scan's storage is reused
@@ -248,7 +293,7 @@ __global__ void __launch_bounds__(kEmitThreads)
     for (int k = 0; k < 4; ++k) ob[4 * i + k] = zero;
     os[i] = zero;
     oc[i] = 0;
-    oi[i] = -1;
+    if (oi != nullptr) oi[i] = -1;
   }
   if (threadIdx.x == 0) num[b] = static_cast<int32_t>(n);
 }
@@ -332,7 +377,7 @@ cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scor
     mp.count = z.cap;
     mp.iou_threshold = p.iou_threshold;
     if ((e = passes::launch_mask<Acc>(mp, z.B, sorted, p.class_agnostic ? nullptr : classes, tops, mask,
-                                      !p.class_agnostic, stream)) != cudaSuccess)
+                                      !p.class_agnostic, p.efficient, stream)) != cudaSuccess)
       return e;
     if ((e = cudaMemsetAsync(run_len, 0, sizeof(int32_t) * z.Q, stream)) != cudaSuccess) return e;
     bytes = L.scratch_bytes;

@@ -16,10 +16,12 @@ namespace passes {
 // The mask of `images` regions of p.count positions each (boxes `sorted` (4 Acc a position),
 // classes, mask rows of ceil(p.count / 64) words), of which counts[z] are used in region z
 // (counts null: one region, all used). classes null: no class test. `segmented`: positions
-// sorted by class, blocks where no two positions share a class left unwritten.
+// sorted by class, blocks where no two positions share a class left unwritten. `efficient`:
+// efficient_suppresses instead of suppresses (nms.h).
 template <typename Acc>
 cudaError_t launch_mask(const Params& p, int64_t images, const Acc* sorted, const int64_t* classes,
-                        const int32_t* counts, unsigned long long* mask, bool segmented, cudaStream_t stream);
+                        const int32_t* counts, unsigned long long* mask, bool segmented, bool efficient,
+                        cudaStream_t stream);
 
 // The greedy pass over each run of one class (runs: *num_runs of them, start and length in
 // positions, of `positions` in all), flags[seg_rank[position]] = 1 for the kept ones. Images:

@@ -20,6 +20,13 @@
 //                      IPluginV2DynamicExt "1" / "legacy" (TensorRT 8.6 too). The profile's
 //                      largest shapes must pass padded_unsupported (kernels/nms/nms.h): at most
 //                      360,448 candidates per image.
+//   EfficientNMS_TRT   TensorRT's node of that name (its fields, defaults and outputs: the first
+//                      four of TwinopsBatchedNMSPadded's, boxes written as corners), by its rules
+//                      (csrc/trt/nms/README.md; ties fixed as twinops' are), on the same device
+//                      pass; optional third input anchors (1 or B, N, 4). Registered in plugin
+//                      namespace "twinops" alone, so that libnvinfer_plugin's own creator of that
+//                      name in "" stays usable: a node selects this one with
+//                      plugin_namespace="twinops". IPluginV3 "1" and IPluginV2DynamicExt.
 // boxes and scores: float32, float16 (and bfloat16 on TensorRT >= 9), one type; linear.
 #pragma once
 
@@ -56,6 +63,20 @@ struct PaddedFields {
   TWIN_ATTR_STRUCT(TWIN_NMS_PADDED_FIELDS)
 };
 
+// EfficientNMS_TRT's fields (its drop-in), with that plugin's defaults for absent attributes.
+#define TWIN_EFFICIENT_NMS_FIELDS(A)                                         \
+  A(::twinops::attr::Float, score_threshold, "", ::twinops::attr::kAny, 0.5) \
+  A(::twinops::attr::Float, iou_threshold, "", ::twinops::attr::kAny, 0.5)   \
+  A(::twinops::attr::Int, max_output_boxes, "", ::twinops::attr::kAny, 100)  \
+  A(::twinops::attr::Int, background_class, "", ::twinops::attr::kAny, -1)   \
+  A(::twinops::attr::Int, score_activation, "", ::twinops::attr::kAny, 0)    \
+  A(::twinops::attr::Int, class_agnostic, "", ::twinops::attr::kAny, 0)      \
+  A(::twinops::attr::Int, box_coding, "", ::twinops::attr::kAny, 0)
+
+struct EfficientFields {
+  TWIN_ATTR_STRUCT(TWIN_EFFICIENT_NMS_FIELDS)
+};
+
 // Every nms node's first two inputs: "" or why boxes and scores cannot run (a float type, one type).
 inline std::string box_score_types(nvinfer1::DataType boxes, nvinfer1::DataType scores) {
   if (!is_float_type(boxes)) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(boxes);
@@ -75,6 +96,7 @@ inline size_t after_kernels(size_t kernel_bytes) {
 OpCreator twinops_nms_creator();
 OpCreator twinops_batched_nms_creator();
 OpCreator twinops_batched_nms_padded_creator();
+OpCreator efficient_nms_creator();
 
 }  // namespace plugin
 }  // namespace nms

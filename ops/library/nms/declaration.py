@@ -124,7 +124,17 @@ BATCHED_NMS_PADDED = register(OpDef(
     inputs=(PADDED_BOXES, PADDED_SCORES), outputs=PADDED_OUTPUTS, args=PADDED_ATTRS, node=BATCHED_NMS_PADDED_NODE,
     plugins=(Creator("TwinopsBatchedNMSPadded",
                      doc="twinops' node; fixed shapes (TensorRT 8.6 too, detection_indices int32 there); "
-                         "at most 360,448 candidates per image"),),
+                         "at most 360,448 candidates per image"),
+             Creator("EfficientNMS_TRT",
+                     fields=(("score_threshold", "float", 1), ("iou_threshold", "float", 1),
+                             ("max_output_boxes", "int", 1), ("background_class", "int", 1),
+                             ("score_activation", "int", 1), ("class_agnostic", "int", 1), ("box_coding", "int", 1)),
+                     example=(dict(score_threshold=0.3, iou_threshold=0.5, max_output_boxes=10, background_class=-1,
+                                   score_activation=0, class_agnostic=0, box_coding=0, plugin_namespace="twinops"),
+                              dict(score_threshold=0.3, iou_threshold=0.5, max_output_boxes=10)),
+                     doc="TensorRT's EfficientNMS_TRT node by its rules (drop-in; a node selects it with "
+                         "plugin_namespace=\"twinops\")",
+                     absent_defaults=True, domain="twinops", domain_only=True, outputs=4)),
     reference=f"{_REF}:batched_nms_padded_reference", cases=f"{_STRATEGIES}:batched_nms_padded_cases",
     edge_cases=((((1, 0, 4), (1, 0, 3)), dict(score_threshold=0.0, iou_threshold=0.5, max_output_boxes=5)),
                 (((2, 9, 4), (2, 9, 3)), dict(score_threshold=0.3, iou_threshold=0.5, max_output_boxes=4,
