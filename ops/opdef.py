@@ -240,6 +240,10 @@ class Creator:
             TensorRT's own plugin library also registers in ``""`` (so both can be loaded); a node
             selects it with ``plugin_namespace`` = ``domain`` (the C++ creator's ``domain_only``).
         outputs: a drop-in whose node has only the op's first ``outputs`` outputs (None: all).
+        api: for a drop-in whose node computes something else than the op's API (another output
+            layout): ``"module:function"`` that the ``example`` node computes, called with the
+            inputs and the example's keyword arguments (the conformance tests' reference for it).
+        example_shapes: the input shapes of the ``example`` call (None: the op's first sample's).
     """
 
     name: str
@@ -252,6 +256,8 @@ class Creator:
     min_tensorrt: int = 8
     domain_only: bool = False
     outputs: Optional[int] = None
+    api: Optional[str] = None
+    example_shapes: Optional[Tuple[Tuple[int, ...], ...]] = None
 
     @property
     def namespaces(self) -> Tuple[str, ...]:

@@ -21,6 +21,7 @@ const std::vector<OpCreator>& op_creators() {
       grid_sample::plugin::onnx_grid_sample_creator(),     // the ONNX standard node (parser plugin override)
       nms::plugin::twinops_batched_nms_padded_creator(),  // fixed shapes: every version
       nms::plugin::efficient_nms_creator(),               // TensorRT's node, namespace "twinops"
+      nms::plugin::trt_batched_nms_creator(),             // MMDeploy drop-in
 #if TWIN_TRT_HAS_V3
       nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
       nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only

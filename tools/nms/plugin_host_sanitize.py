@@ -3,12 +3,13 @@ TwinopsBatchedNMS (int64 and int32 classes) at box counts on either side of a 64
 clustered boxes so that many suppress each other, tied scores; keep's length comes from the
 plugin's size tensor. TwinopsBatchedNMSPadded (every interface the library has) on 3 images,
 shared and per-class boxes, class-aware and class-agnostic, with and without a top-k; the
-EfficientNMS_TRT drop-in against its rules (efficient_nms_reference).
+EfficientNMS_TRT and TRTBatchedNMS drop-ins against their rules (efficient_nms_reference,
+trt_batched_nms_reference).
 """
 import torch
 
 from twinops import plugin_host as ph
-from twinops.library.nms.reference import efficient_nms_reference
+from twinops.library.nms.reference import efficient_nms_reference, trt_batched_nms_reference
 
 
 def _padded_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
@@ -54,10 +55,32 @@ def _efficient_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
                 check(f"EfficientNMS_TRT {interface} {attrs} {dtype} {name}", y.float().cpu(), w.to(y.dtype).float())
 
 
+def _trt_batched_cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
+    host = ph.get_host()
+    if dtype == torch.bfloat16 and host.trt_major < 9:
+        return  # TensorRT 8.6 has no bfloat16
+    interfaces = ("v3", "v2") if host.trt_major >= 10 else ("v2",)
+    for per_class in (False, True):
+        k = 3 if per_class else 1
+        xy = torch.rand(2, 100, k, 2, device=g.device, generator=g) * 0.8
+        boxes = torch.cat([xy, xy + torch.rand(2, 100, k, 2, device=g.device, generator=g) * 0.4], -1).to(dtype)
+        scores = ((torch.rand(2, 100, 3, device=g.device, generator=g) * 8).round() / 8).to(dtype)
+        attrs = {"background_label_id": 1, "num_classes": 3, "topk": 30, "keep_topk": 40, "score_threshold": 0.2,
+                 "iou_threshold": 0.5, "is_normalized": 1, "clip_boxes": 1, "return_index": 1}
+        want = trt_batched_nms_reference(boxes.float().cpu(), scores.float().cpu(), 1, 3, 30, 40, 0.2, 0.5,
+                                         clip_boxes=True, return_index=True)
+        for interface in interfaces:
+            got = ph.run_plugin(("TRTBatchedNMS", attrs), [boxes, scores], interface=interface)
+            for name, y, w in zip(("dets", "labels", "index"), got, want):
+                check(f"TRTBatchedNMS {interface} per_class={per_class} {dtype} {name}", y.float().cpu(),
+                      w.to(y.dtype).float())
+
+
 def cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
     """Runs nms's plugins in ``dtype`` on g's device; ``check(what, got, want)`` each."""
     _padded_cases(g, dtype, check)
     _efficient_cases(g, dtype, check)
+    _trt_batched_cases(g, dtype, check)
     if ph.get_host().trt_major < 10:
         return  # TwinopsNMS / TwinopsBatchedNMS need a size tensor: IPluginV3 only
     for k in (1, 63, 64, 65, 300):

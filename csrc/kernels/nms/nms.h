@@ -148,6 +148,12 @@ struct PaddedParams {
   bool score_activation = false;
   const void* anchors = nullptr;
   int64_t anchor_batch = 1;
+  // TRTBatchedNMS's per-class pass (its drop-in): split_classes = C > 0 makes each (b, c) of
+  // (B, N, C) scores one image of N boxes with a single class, numbered b * C + c: the pass then
+  // runs with batch = B * C and classes = 1, reading scores at (b, n, c) and boxes at (b, n) or
+  // (per_class_boxes) (b, n, c); split_skip_class (-1: none) has no candidate.
+  int64_t split_classes = 0;
+  int64_t split_skip_class = -1;
 };
 
 // The candidates per image that the device pass holds: min(N * C, pre_nms_top_k), rounded up
@@ -184,6 +190,40 @@ template <typename T>
 cudaError_t nms_cuda(const Params& p, const T* boxes, const T* scores, const int64_t* classes, int64_t* keep,
                      int64_t* kept, void* workspace, size_t workspace_size, cudaStream_t stream);
 
+// MMDeploy's TRTBatchedNMS by the rules of its drop-in (csrc/trt/nms/README.md; the reference is
+// twinops.library.nms.reference.trt_batched_nms_reference): boxes (B, P, 4) or (B, P, C, 4),
+// scores (B, P, C); per image and class (background_class skipped), the priors scoring above
+// score_threshold by decreasing score (ties: lower prior first), the first topk (<= 0: all),
+// NMS by `suppresses`; the image's survivors by decreasing score (ties: lower class, then the
+// class's order), the first keep_topk written: dets (B, keep_topk, 5) = box (clamped to [0, 1]
+// with clip_boxes) and score, labels int32 (B, keep_topk), index int32 (B, keep_topk): the prior
+// n, or c * P + n for per-class boxes; past the detections dets 0, labels and index -1.
+struct TrtBatchedParams {
+  int64_t batch = 0, priors = 0, classes = 0;
+  bool per_class_boxes = false;
+  int64_t background_class = -1;  // outside [0, classes): none
+  int64_t topk = -1, keep_topk = 1;
+  double score_threshold = 0.0, iou_threshold = 0.5;
+  bool clip_boxes = true;
+};
+
+// The per-class pass TrtBatchedParams runs (batched_nms_padded's, split by class).
+inline PaddedParams trt_batched_pass(const TrtBatchedParams& t) {
+  PaddedParams p;
+  p.batch = t.batch * t.classes;
+  p.boxes = t.priors;
+  p.classes = 1;
+  p.per_class_boxes = t.per_class_boxes;
+  p.class_agnostic = true;  // one class an image
+  p.score_threshold = t.score_threshold;
+  p.iou_threshold = t.iou_threshold;
+  p.max_output = t.keep_topk;  // no class contributes more
+  p.pre_nms_top_k = t.topk > 0 && t.topk < t.priors ? t.topk : -1;
+  p.split_classes = t.classes;
+  p.split_skip_class = t.background_class;
+  return p;
+}
+
 // Device workspace (bytes) nms_padded_cuda needs for p with scores of `score_bytes` bytes:
 // about 28 bytes per score (the sorts), 80 per candidate slot (B x padded_capacity), and the
 // mask, B x capacity^2 / 8 bytes.
@@ -196,6 +236,16 @@ template <typename T>
 cudaError_t nms_padded_cuda(const PaddedParams& p, const T* boxes, const T* scores, int32_t* num_detections,
                             T* out_boxes, T* out_scores, int32_t* out_classes, int64_t* out_indices, void* workspace,
                             size_t workspace_size, cudaStream_t stream);
+
+// Device workspace (bytes) nms_trt_batched_cuda needs: the per-class pass's and its outputs.
+size_t trt_batched_workspace_bytes(const TrtBatchedParams& t, int score_bytes);
+
+// TRTBatchedNMS on the device (T = float, __half, __nv_bfloat16), without a host round trip;
+// index may be null. trt_batched_pass(t) must pass padded_unsupported.
+template <typename T>
+cudaError_t nms_trt_batched_cuda(const TrtBatchedParams& t, const T* boxes, const T* scores, T* dets,
+                                 int32_t* labels, int32_t* index, void* workspace, size_t workspace_size,
+                                 cudaStream_t stream);
 #endif
 
 }  // namespace nms

@@ -117,16 +117,29 @@ Layout layout(const PaddedParams& p) {
   return L;
 }
 
+// Where score g of the pass's numbering is in the input, and its box (split_classes: g is
+// (b * C + c) * N + n over (B, N, C) scores; otherwise the input's own numbering).
+__device__ __forceinline__ int64_t score_index(const PaddedParams& p, int64_t g) {
+  if (p.split_classes == 0) return g;
+  const int64_t C = p.split_classes, image = g / p.boxes, n = g % p.boxes;
+  return ((image / C) * p.boxes + n) * C + image % C;
+}
+__device__ __forceinline__ int64_t box_index(const PaddedParams& p, int64_t g) {
+  if (p.split_classes == 0) return p.per_class_boxes ? g : g / p.classes;
+  return p.per_class_boxes ? score_index(p, g) : (g / p.boxes / p.split_classes) * p.boxes + g % p.boxes;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) keys_kernel(const PaddedParams p, const T* __restrict__ scores,
                                                         KeyOf<T>* __restrict__ keys, int32_t* __restrict__ index) {
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= p.batch * p.boxes * p.classes) return;
-  const AccOf<T> s = to_acc(scores[g]);
+  const AccOf<T> s = to_acc(scores[score_index(p, g)]);
   // In double, as the op compares on the CPU: every score widens exactly; NaN never passes.
   const bool candidate =
       p.efficient ? s >= static_cast<AccOf<T>>(p.score_threshold) && g % p.classes != p.background_class
-                  : static_cast<double>(s) > p.score_threshold;
+                  : static_cast<double>(s) > p.score_threshold &&
+                        !(p.split_classes > 0 && (g / p.boxes) % p.split_classes == p.split_skip_class);
   keys[g] = candidate ? score_key(s) : KeyOf<T>(0);
   index[g] = static_cast<int32_t>(g);
 }
@@ -195,7 +208,7 @@ __global__ void __launch_bounds__(kThreads) slots_kernel(const PaddedParams p, i
 template <typename T>
 __device__ void box_of(const PaddedParams& p, const T* __restrict__ boxes, int64_t g, AccOf<T>* v) {
   using Acc = AccOf<T>;
-  const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
+  const T* box = boxes + 4 * box_index(p, g);
 #pragma unroll
   for (int k = 0; k < 4; ++k) v[k] = to_acc(box[k]);
   if (!p.efficient) return;
@@ -275,10 +288,10 @@ __global__ void __launch_bounds__(kEmitThreads)
         const AccOf<T> s = to_acc(scores[g]), one(1);
         os[at] = p.score_activation ? DtypeConvert<T>::template store<AccOf<T>>(one / (one + exp(-s))) : scores[g];
       } else {  // the input's values
-        const T* box = boxes + 4 * (p.per_class_boxes ? g : g / p.classes);
+        const T* box = boxes + 4 * box_index(p, g);
 #pragma unroll
         for (int k = 0; k < 4; ++k) ob[4 * at + k] = box[k];
-        os[at] = scores[g];
+        os[at] = scores[score_index(p, g)];
       }
       oc[at] = static_cast<int32_t>(g % p.classes);
       if (oi != nullptr) oi[at] = (g / p.classes) % p.boxes;

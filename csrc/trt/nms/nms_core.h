@@ -27,6 +27,12 @@
 //                      namespace "twinops" alone, so that libnvinfer_plugin's own creator of that
 //                      name in "" stays usable: a node selects this one with
 //                      plugin_namespace="twinops". IPluginV3 "1" and IPluginV2DynamicExt.
+//   TRTBatchedNMS      MMDeploy's node (its fields; inputs boxes (N, P, C or 1, 4), scores (N, P,
+//                      num_classes); outputs dets (N, keep_topk, 5), labels int32 and with
+//                      return_index an int32 index (N, keep_topk)) by the rules of
+//                      trt_batched_nms_reference, on the per-class padded pass. Namespaces "" and
+//                      "mmdeploy" (no TensorRT plugin has that name). IPluginV3 and
+//                      IPluginV2DynamicExt.
 // boxes and scores: float32, float16 (and bfloat16 on TensorRT >= 9), one type; linear.
 #pragma once
 
@@ -77,6 +83,24 @@ struct EfficientFields {
   TWIN_ATTR_STRUCT(TWIN_EFFICIENT_NMS_FIELDS)
 };
 
+// MMDeploy's TRTBatchedNMS fields (its drop-in); absent ones take these defaults (MMDeploy's own
+// for clip_boxes and return_index; num_classes 0: the scores' class count; keep_topk 0 builds no
+// engine; is_normalized is read and changes nothing, as in MMDeploy).
+#define TWIN_TRT_BATCHED_NMS_FIELDS(A)                                          \
+  A(::twinops::attr::Int, background_label_id, "", ::twinops::attr::kAny, -1)  \
+  A(::twinops::attr::Int, num_classes, "", ::twinops::attr::kAny, 0)            \
+  A(::twinops::attr::Int, topk, "", ::twinops::attr::kAny, -1)                  \
+  A(::twinops::attr::Int, keep_topk, "", ::twinops::attr::kAny, 0)              \
+  A(::twinops::attr::Float, score_threshold, "", ::twinops::attr::kAny, 0.0)    \
+  A(::twinops::attr::Float, iou_threshold, "", ::twinops::attr::kAny, 0.5)      \
+  A(::twinops::attr::Int, is_normalized, "", ::twinops::attr::kAny, 1)          \
+  A(::twinops::attr::Int, clip_boxes, "", ::twinops::attr::kAny, 1)             \
+  A(::twinops::attr::Int, return_index, "", ::twinops::attr::kAny, 0)
+
+struct TrtBatchedFields {
+  TWIN_ATTR_STRUCT(TWIN_TRT_BATCHED_NMS_FIELDS)
+};
+
 // Every nms node's first two inputs: "" or why boxes and scores cannot run (a float type, one type).
 inline std::string box_score_types(nvinfer1::DataType boxes, nvinfer1::DataType scores) {
   if (!is_float_type(boxes)) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(boxes);
@@ -97,6 +121,7 @@ OpCreator twinops_nms_creator();
 OpCreator twinops_batched_nms_creator();
 OpCreator twinops_batched_nms_padded_creator();
 OpCreator efficient_nms_creator();
+OpCreator trt_batched_nms_creator();
 
 }  // namespace plugin
 }  // namespace nms
