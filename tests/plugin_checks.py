@@ -2,6 +2,22 @@
 each op's tests/<op>/test_<op>_plugins.py)."""
 
 
+def host_marks():
+    """``(needs_lib, needs_gpu)``: skip marks for plugin-host tests that need the plugin library
+    and TensorRT headers (build phase, CPU), and for those that enqueue (a GPU, and twinops' CUDA
+    kernels for the torch op they compare with), each with the reason."""
+    import pytest
+
+    import twinops
+    from twinops import plugin_host as ph
+
+    cpu = ph.unavailable_reason(enqueue=False)
+    gpu = ph.unavailable_reason(enqueue=True) or (
+        None if twinops.has_cuda_kernels() else "twinops was built without CUDA kernels (the torch op to compare with)")
+    return (pytest.mark.skipif(cpu is not None, reason=f"plugin host: {cpu}"),
+            pytest.mark.skipif(gpu is not None, reason=f"plugin host enqueue: {gpu}"))
+
+
 def rejected(host, make, what):
     """make() must return None (nullptr) and the plugin must have logged why."""
     host.take_log()

@@ -6,16 +6,13 @@ ties. Registration and selection by plugin_namespace are tests/test_conformance.
 import pytest
 import torch
 
-import twinops
 from twinops import plugin_host as ph
 from twinops.library.nms.reference import efficient_nms_reference
 from twinops.plugin_host import TensorSpec
 
-CPU_REASON = ph.unavailable_reason(enqueue=False)
-GPU_REASON = ph.unavailable_reason(enqueue=True) or (
-    None if twinops.has_cuda_kernels() else "twinops was built without CUDA kernels")
-needs_lib = pytest.mark.skipif(CPU_REASON is not None, reason=f"plugin host: {CPU_REASON}")
-needs_gpu = pytest.mark.skipif(GPU_REASON is not None, reason=f"plugin host enqueue: {GPU_REASON}")
+from plugin_checks import host_marks
+
+needs_lib, needs_gpu = host_marks()
 
 NAME = "EfficientNMS_TRT"
 F32, F16 = torch.float32, torch.float16

@@ -12,11 +12,9 @@ import twinops
 from twinops import plugin_host as ph
 from twinops.plugin_host import TensorSpec
 
-CPU_REASON = ph.unavailable_reason(enqueue=False)
-GPU_REASON = ph.unavailable_reason(enqueue=True) or (
-    None if twinops.has_cuda_kernels() else "twinops was built without CUDA kernels (the torch op to compare with)")
-needs_lib = pytest.mark.skipif(CPU_REASON is not None, reason=f"plugin host: {CPU_REASON}")
-needs_gpu = pytest.mark.skipif(GPU_REASON is not None, reason=f"plugin host enqueue: {GPU_REASON}")
+from plugin_checks import host_marks
+
+needs_lib, needs_gpu = host_marks()
 
 
 def _creator(name):
