@@ -1,7 +1,7 @@
-"""The rules the TRTBatchedNMS drop-in is to follow (twinops.library.nms.reference.
-trt_batched_nms_reference; csrc/trt/nms/README.md, "The drop-ins to come"), held to torchvision
-on inputs without ties and to each rule on hand-made cases. CPU only: the drop-in plugin itself
-is not built yet."""
+"""The rules of the TRTBatchedNMS drop-in (twinops.library.nms.reference.trt_batched_nms_reference;
+csrc/trt/nms/README.md, "The drop-ins: what they match"), held to torchvision on inputs without
+ties and to each rule on hand-made cases. CPU only: tests/nms/test_nms_trt_batched_plugin.py holds
+the plugin to them."""
 import pytest
 import torch
 from hypothesis import given, settings

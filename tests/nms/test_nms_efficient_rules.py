@@ -1,7 +1,7 @@
-"""The rules the EfficientNMS_TRT drop-in is to follow (twinops.library.nms.reference.
-efficient_nms_reference; csrc/trt/nms/README.md, "The drop-ins to come"), held to torchvision on
-inputs without ties (where the inclusive thresholds and corner ordering change nothing) and to
-each rule on hand-made cases. CPU only: the drop-in plugin itself is not built yet."""
+"""The rules of the EfficientNMS_TRT drop-in (twinops.library.nms.reference.efficient_nms_reference;
+csrc/trt/nms/README.md, "The drop-ins: what they match"), held to torchvision on inputs without
+ties (where the inclusive thresholds and corner ordering change nothing) and to each rule on
+hand-made cases. CPU only: tests/nms/test_nms_efficient_plugin.py holds the plugin to them."""
 import math
 
 import pytest

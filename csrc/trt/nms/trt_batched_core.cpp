@@ -125,15 +125,15 @@ class TrtBatchedCore final : public OpCore {
   int32_t enqueue(const PluginTensorDesc* in, int32_t, const PluginTensorDesc* out, const void* const* inputs,
                   void* const* outputs, void* workspace, cudaStream_t stream) const override {
     const std::string w = std::string(kName) + " enqueue: ";
-    if (std::string e = check_concrete(in, out, nb_outputs()); !e.empty()) return fail(w + e);
+    if (std::string e = check_concrete(in, out, nb_outputs()); !e.empty()) return enqueue_refused(w + e);
     const TrtBatchedParams t = params(in[0].dims, in[1].dims);
     if (t.batch == 0) return 0;
     for (int32_t i = 0; i < nb_outputs(); ++i)
-      if (outputs[i] == nullptr) return fail(w + "null output pointer " + std::to_string(i));
+      if (outputs[i] == nullptr) return enqueue_refused(w + "null output pointer " + std::to_string(i));
     if (t.priors * t.classes > 0 && (inputs[0] == nullptr || inputs[1] == nullptr))
-      return fail(w + "null boxes or scores pointer");
+      return enqueue_refused(w + "null boxes or scores pointer");
     const size_t bytes = trt_batched_workspace_bytes(t, in[0].type == DataType::kFLOAT ? 4 : 2);
-    if (bytes > 0 && workspace == nullptr) return fail(w + "null workspace pointer");
+    if (bytes > 0 && workspace == nullptr) return enqueue_refused(w + "null workspace pointer");
     int32_t* index = fields_.return_index ? static_cast<int32_t*>(outputs[2]) : nullptr;
     return enqueue_status(w, with_float_type(in[0].type, [&](auto tag) {
                             using T = typename decltype(tag)::type;
@@ -189,10 +189,6 @@ class TrtBatchedCore final : public OpCore {
     return "";
   }
 
-  static int32_t fail(const std::string& message) {
-    log_error(message);
-    return static_cast<int32_t>(cudaErrorInvalidValue);
-  }
 
   TrtBatchedFields fields_;
 };

@@ -120,8 +120,8 @@ def batched_nms_padded_reference(boxes: torch.Tensor, scores: torch.Tensor, scor
 def trt_batched_nms_reference(boxes: torch.Tensor, scores: torch.Tensor, background_label_id: int, num_classes: int,
                               topk: int, keep_topk: int, score_threshold: float, iou_threshold: float,
                               clip_boxes: bool = True, return_index: bool = False):
-    """MMDeploy's ``TRTBatchedNMS`` node by the rules twinops' drop-in is to follow
-    (csrc/trt/nms/README.md, "The drop-ins to come"): boxes (N, P, 1 or num_classes, 4), scores
+    """MMDeploy's ``TRTBatchedNMS`` node by the rules twinops' drop-in follows
+    (csrc/trt/nms/README.md, "The drop-ins: what they match"): boxes (N, P, 1 or num_classes, 4), scores
     (N, P, num_classes). Per image and class (``background_label_id`` skipped; a value outside
     [0, num_classes) skips none): the priors scoring above ``score_threshold`` by decreasing
     score, ties by prior index, the first ``topk`` (all P when topk <= 0 or > P), NMS by
@@ -186,8 +186,8 @@ def efficient_nms_reference(boxes: torch.Tensor, scores: torch.Tensor, anchors: 
                             score_threshold: float, iou_threshold: float, max_output_boxes: int,
                             background_class: int = -1, score_activation: bool = False, class_agnostic: bool = False,
                             box_coding: int = 0, max_candidates: int = 5000):
-    """TensorRT's ``EfficientNMS_TRT`` node by the rules twinops' drop-in is to follow
-    (csrc/trt/nms/README.md, "The drop-ins to come"): boxes (B, N, 4) or (B, N, C, 4), scores
+    """TensorRT's ``EfficientNMS_TRT`` node by the rules twinops' drop-in follows
+    (csrc/trt/nms/README.md, "The drop-ins: what they match"): boxes (B, N, 4) or (B, N, C, 4), scores
     (B, N, C), optional anchors (1 or B, N, 4) (box decoding).
 
     Per image: the (box, class) pairs with ``score >= score_threshold`` (with
