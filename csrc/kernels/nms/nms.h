@@ -68,10 +68,13 @@ TWIN_HD bool efficient_suppresses(const Acc* a, const Acc* b, double threshold) 
   const Acc ax1 = min_of(a[0], a[2]), ay1 = min_of(a[1], a[3]), ax2 = max_of(a[2], a[0]), ay2 = max_of(a[3], a[1]);
   const Acc bx1 = min_of(b[0], b[2]), by1 = min_of(b[1], b[3]), bx2 = max_of(b[2], b[0]), by2 = max_of(b[3], b[1]);
   const Acc inter = efficient_area(max_of(bx1, ax1), max_of(by1, ay1), min_of(bx2, ax2), min_of(by2, ay2));
-  if (inter <= Acc(0)) return false;
+  // No overlap (or no union) is an IoU of 0, still compared: a threshold of 0 suppresses every
+  // later box of the class, as EfficientNMS_TRT does.
+  const Acc thr = static_cast<Acc>(threshold);
+  if (inter <= Acc(0)) return Acc(0) >= thr;
   const Acc uni = (efficient_area(ax1, ay1, ax2, ay2) + efficient_area(bx1, by1, bx2, by2)) - inter;
-  if (uni <= Acc(0)) return false;
-  return inter / uni >= static_cast<Acc>(threshold);
+  if (uni <= Acc(0)) return Acc(0) >= thr;
+  return inter / uni >= thr;
 }
 
 // Sort keys: an unsigned integer per score whose descending order is the score order above
