@@ -13,15 +13,6 @@ namespace twinops {
 namespace nms {
 namespace plugin {
 
-using namespace ::twinops::trt;  // the generic plugin pieces
-
-using nvinfer1::DataType;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
-
 namespace {
 
 // One core for both nodes: `batched` adds the idxs input.

@@ -12,16 +12,6 @@ namespace twinops {
 namespace nms {
 namespace plugin {
 
-using namespace ::twinops::trt;  // the generic plugin pieces
-
-using nvinfer1::DataType;
-using nvinfer1::Dims;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
-
 namespace {
 
 // detection_indices' type: int64 where TensorRT has it (>= 9), else int32 (8.6 narrows the ONNX
