@@ -58,6 +58,13 @@ def test_thresholds_are_inclusive():
     assert int(num) == 2 and sc[0, :2].tolist() == [pytest.approx(0.9), 0.5]
 
 
+def test_a_zero_iou_threshold_keeps_one_box_per_class():
+    # IoU 0 (boxes apart) is still at least a threshold of 0: each class keeps only its best box
+    boxes = [[0, 0, 1, 1], [5, 5, 6, 6], [9, 9, 10, 10]]
+    num, _, sc, cl = _one(boxes, [[0.9, 0.4], [0.8, 0.7], [0.6, 0.3]], iou_threshold=0.0, score_threshold=0.25)
+    assert int(num) == 2 and cl[0, :2].tolist() == [0, 1] and sc[0, :2].tolist() == pytest.approx([0.9, 0.7])
+
+
 def test_corners_in_any_order_and_degenerate_boxes():
     # an inverted box is reordered (it suppresses its twin); a zero-area box has IoU 0 with all
     num, bx, _, _ = _one([[2, 1, 0, 0], [0, 0, 2, 1], [3, 3, 3, 4], [3, 3, 3, 4]], [[0.9], [0.8], [0.7], [0.6]])

@@ -55,8 +55,8 @@ TWIN_HD bool suppresses(const Acc* a, const Acc* b, double threshold) {
 
 // EfficientNMS_TRT's rule (its drop-in; csrc/trt/nms/README.md): box b is suppressed by box a
 // when their IoU is at least the threshold (compared in Acc), each box's corners put in order
-// first; no overlap, or a union of at most 0, is IoU 0; a NaN coordinate gives a NaN IoU, which
-// suppresses nothing.
+// first; no overlap, or a union of at most 0, is IoU 0 and compared like any other (a threshold
+// of 0 suppresses every later box of the class); a NaN that reaches the IoU suppresses nothing.
 template <typename Acc>
 TWIN_HD Acc efficient_area(Acc x1, Acc y1, Acc x2, Acc y2) {
   const Acc w = x2 - x1, h = y2 - y1;
@@ -68,8 +68,6 @@ TWIN_HD bool efficient_suppresses(const Acc* a, const Acc* b, double threshold) 
   const Acc ax1 = min_of(a[0], a[2]), ay1 = min_of(a[1], a[3]), ax2 = max_of(a[2], a[0]), ay2 = max_of(a[3], a[1]);
   const Acc bx1 = min_of(b[0], b[2]), by1 = min_of(b[1], b[3]), bx2 = max_of(b[2], b[0]), by2 = max_of(b[3], b[1]);
   const Acc inter = efficient_area(max_of(bx1, ax1), max_of(by1, ay1), min_of(bx2, ax2), min_of(by2, ay2));
-  // No overlap (or no union) is an IoU of 0, still compared: a threshold of 0 suppresses every
-  // later box of the class, as EfficientNMS_TRT does.
   const Acc thr = static_cast<Acc>(threshold);
   if (inter <= Acc(0)) return Acc(0) >= thr;
   const Acc uni = (efficient_area(ax1, ay1, ax2, ay2) + efficient_area(bx1, by1, bx2, by2)) - inter;

@@ -109,6 +109,11 @@ struct TrtBatchedFields {
   TWIN_ATTR_STRUCT(TWIN_TRT_BATCHED_NMS_FIELDS)
 };
 
+// Why a node of `want` outputs cannot take `got`.
+inline std::string outputs_message(int32_t want, int32_t got) {
+  return "has " + std::to_string(want) + " outputs, got " + std::to_string(got);
+}
+
 // Every nms node's first two inputs: "" or why boxes and scores cannot run (a float type, one type).
 inline std::string box_score_types(nvinfer1::DataType boxes, nvinfer1::DataType scores) {
   if (!is_float_type(boxes)) return std::string("boxes must be ") + kFloatTypes + ", got " + type_name(boxes);

@@ -157,7 +157,7 @@ class PaddedCore final : public OpCore {
   std::string configure(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc* out,
                         int32_t nb_out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
-    if (nb_out != outputs()) return "has " + std::to_string(outputs()) + " outputs, got " + std::to_string(nb_out);
+    if (nb_out != outputs()) return outputs_message(outputs(), nb_out);
     if (std::string e = box_score_types(in[0].desc.type, in[1].desc.type); !e.empty()) return e;
     if (!is_efficient_ && out[4].desc.type != kIndexType) return "detection_indices must be " + type_name(kIndexType);
     const Dims& b = in[0].max;
@@ -173,7 +173,8 @@ class PaddedCore final : public OpCore {
   size_t workspace(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc*,
                    int32_t) const override {
     if (nb_in < 2 || in[1].max.nbDims != 3) return 0;
-    return bytes_for(params(in[1].max), in[0].desc.type);
+    const PaddedParams p = params(in[1].max);
+    return bytes_for(p, kernel_bytes(p, in[0].desc.type));
   }
 
   std::string shapes_changed(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out,
@@ -199,8 +200,8 @@ class PaddedCore final : public OpCore {
       p.anchors = inputs[2];
       p.anchor_batch = in[2].dims.d[0];
     }
-    const size_t bytes = padded_workspace_bytes(p, 2 + 2 * (in[0].type == DataType::kFLOAT));
-    if (bytes_for(p, in[0].type) > 0 && workspace == nullptr) return enqueue_refused(w + "null workspace pointer");
+    const size_t bytes = kernel_bytes(p, in[0].type);
+    if (bytes_for(p, bytes) > 0 && workspace == nullptr) return enqueue_refused(w + "null workspace pointer");
     const bool narrow = !is_efficient_ && kIndexType == DataType::kINT32;
     int64_t* indices = is_efficient_ ? nullptr
                        : narrow      ? reinterpret_cast<int64_t*>(static_cast<char*>(workspace) + after_kernels(bytes))
@@ -253,7 +254,7 @@ class PaddedCore final : public OpCore {
   // The concrete shapes of one call.
   std::string check_concrete(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out,
                              int32_t nb_out) const {
-    if (nb_out != outputs()) return "has " + std::to_string(outputs()) + " outputs, got " + std::to_string(nb_out);
+    if (nb_out != outputs()) return outputs_message(outputs(), nb_out);
     const Dims &b = in[0].dims, &s = in[1].dims;
     if (s.nbDims != 3) return "scores must be (B, N, C)";
     const bool per_class = b.nbDims == 4;
@@ -271,15 +272,19 @@ class PaddedCore final : public OpCore {
     return "";
   }
 
-  // The kernels' workspace, then (int32 indices) the int64 indices before narrowing.
-  size_t bytes_for(const PaddedParams& p, DataType boxes) const {
+  // The kernels' workspace for p with boxes of type `boxes`.
+  static size_t kernel_bytes(const PaddedParams& p, DataType boxes) {
+    return p.batch <= 0 ? 0 : padded_workspace_bytes(p, boxes == DataType::kFLOAT ? 4 : 2);
+  }
+
+  // The whole workspace: the kernels' (`kernels` bytes), then (int32 indices) the int64 indices
+  // before narrowing.
+  size_t bytes_for(const PaddedParams& p, size_t kernels) const {
     if (p.batch <= 0) return 0;
-    const size_t kernels = padded_workspace_bytes(p, boxes == DataType::kFLOAT ? 4 : 2);
     return !is_efficient_ && kIndexType == DataType::kINT32
                ? after_kernels(kernels) + sizeof(int64_t) * static_cast<size_t>(p.batch * p.max_output)
                : kernels;
   }
-
 
   std::string name_;
   PaddedParams base_;  // the fields as the kernels take them (shapes filled in per call)

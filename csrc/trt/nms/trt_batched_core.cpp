@@ -91,7 +91,7 @@ class TrtBatchedCore final : public OpCore {
                         int32_t nb_out) const override {
     if (std::string e = check_count(nb_in); !e.empty()) return e;
     (void)out;
-    if (nb_out != nb_outputs()) return outputs_message(nb_out);
+    if (nb_out != nb_outputs()) return outputs_message(nb_outputs(), nb_out);
     if (fields_.keep_topk < 1) return keep_topk_message();
     if (std::string e = box_score_types(in[0].desc.type, in[1].desc.type); !e.empty()) return e;
     if (in[0].max.nbDims != 4 || in[1].max.nbDims != 3) return "boxes must be 4-D and scores 3-D";
@@ -141,10 +141,6 @@ class TrtBatchedCore final : public OpCore {
     return "field 'keep_topk' must be at least 1, got " + std::to_string(fields_.keep_topk);
   }
 
-  std::string outputs_message(int32_t nb_out) const {
-    return "has " + std::to_string(nb_outputs()) + " outputs, got " + std::to_string(nb_out);
-  }
-
   static std::string check_count(int32_t nb_in) {
     return nb_in == 2 ? "" : "expects 2 inputs (boxes, scores), got " + std::to_string(nb_in);
   }
@@ -166,7 +162,7 @@ class TrtBatchedCore final : public OpCore {
   }
 
   std::string check_concrete(const PluginTensorDesc* in, const PluginTensorDesc* out, int32_t nb_out) const {
-    if (nb_out != nb_outputs()) return outputs_message(nb_out);
+    if (nb_out != nb_outputs()) return outputs_message(nb_outputs(), nb_out);
     const Dims &b = in[0].dims, &s = in[1].dims;
     if (fields_.keep_topk < 1) return keep_topk_message();
     if (s.nbDims != 3 || (fields_.num_classes > 0 && s.d[2] != fields_.num_classes))
@@ -178,7 +174,6 @@ class TrtBatchedCore final : public OpCore {
       return "dets must be (N, keep_topk, 5)";
     return "";
   }
-
 
   TrtBatchedFields fields_;
 };
