@@ -25,6 +25,8 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "../device_props.h"
@@ -43,17 +45,6 @@ namespace kernels {
 // forward
 // ---------------------------------------------------------------------------------------
 
-// The address of a tap: with 32-bit offsets the offsets are summed first (one 32-bit add and
-// one widening address computation per load); 64-bit ones are added to the pointer in turn.
-template <typename T, typename I>
-__device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
-  if constexpr (sizeof(I) == 4) {
-    return in + (cu + at);
-  } else {
-    return in + cu + at;
-  }
-}
-
 // One output point (and channel slice) per thread: the point's taps and weights once, then
 // every channel of the slice sums its taps, U channels' loads in flight at once. Template
 // parameters (docs/perf/grid_sample-notes.md, "Forward variants", measured each):
@@ -70,7 +61,6 @@ __global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, MB))
                    int64_t points, int64_t c_slice) {
   using Acc = typename OpMath<T>::type;
   using PT = PointTaps<M, DIMS, Acc>;
-  constexpr bool PTR = sizeof(I) == 4;
   const I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
   if (i >= points) return;
   const I P = static_cast<I>(points_per_batch(p));
@@ -83,44 +73,78 @@ __global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, MB))
   read_grid<DIMS>(p, grid, n, od, oh, ow, &gx, &gy, &gz);
   const int64_t* os = p.output_stride;
   T* out = output + n * os[0] + od * os[2] + oh * os[3] + ow * os[4];
-  const I so = static_cast<I>(os[1]);
   PT pt;
   if (!point_taps<M, DIMS, Acc>(p, gx, gy, gz, &pt)) {
-    for (I c = c0; c < c1; ++c) out[c * so] = store_as<T>(nan_of<Acc>());
+    for (I c = c0; c < c1; ++c) out[c * static_cast<I>(os[1])] = store_as<T>(nan_of<Acc>());
     return;
   }
-  // Offsets per axis (a tap's offset is the sum of its axes'), weights per tap.
-  const OffsetsI<M, DIMS, Acc, I> o(pt, p.input_stride);
-  Acc w[PT::T];
-#pragma unroll
-  for (int t = 0; t < PT::T; ++t) w[t] = pt.weight(t);
-  const I sc = static_cast<I>(p.input_stride[1]);
-  const T* in = input + n * p.input_stride[0];
-  I ci = c0 * sc, co = c0 * so;  // PTR: running input / output offsets of channel c
-  I c = c0;
-  // U channels per step, the last step's missing channels skipped (uniform per thread), so a
-  // thread with 3 channels still has all their loads in flight.
-  for (; c < c1; c += U) {
-    Acc v[U][PT::T];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const I cu = PTR ? ci + static_cast<I>(u) * sc : (c + u) * sc;
-#pragma unroll
-      for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (c + u >= c1) break;
-      Acc s = Acc(0);
-#pragma unroll
-      for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
-      out[PTR ? co + static_cast<I>(u) * so : (c + u) * so] = store_as<T>(s);
-    }
-    if constexpr (PTR) {
-      ci += U * sc;
-      co += U * so;
-    }
+  gather_channels<M, DIMS, T, U, I>(p, input + n * p.input_stride[0], pt, out, c0, c1);
+}
+
+// The 4-D forward with a block per tile of kPointTileW x kPointTileH output points (and channel
+// slice) of one batch instead of kThreads consecutive points: the block's taps fall in a compact
+// input box (a few rows of about kPointTileW columns), not two long rows. VG: the grid's two
+// coordinates are read with one vector load (the launcher checks their stride and alignment).
+// Otherwise forward_kernel's arithmetic (gather_channels), so both give the same bits.
+template <Mode M, typename T, int U, bool VG>
+__global__ void __launch_bounds__(kPointTileW * kPointTileH, arch_min_blocks(kThreads, kForwardMinBlocks32))
+    forward_tiles_kernel(const Params p, const T* __restrict__ input, const T* __restrict__ grid,
+                         T* __restrict__ output, int slices, int c_slice) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, 2, Acc>;
+  const int ow = static_cast<int>(blockIdx.x) * kPointTileW + static_cast<int>(threadIdx.x) % kPointTileW;
+  const int oh = static_cast<int>(blockIdx.y) * kPointTileH + static_cast<int>(threadIdx.x) / kPointTileW;
+  if (ow >= p.out[2] || oh >= p.out[1]) return;
+  const int n = static_cast<int>(blockIdx.z) / slices, slice = static_cast<int>(blockIdx.z) - n * slices;
+  const int c0 = slice * c_slice, c1 = min(c0 + c_slice, static_cast<int>(p.c));
+  const int64_t* gs = p.grid_stride;
+  const T* g = grid + (static_cast<int64_t>(n) * gs[0] + static_cast<int64_t>(oh) * gs[2] +
+                       static_cast<int64_t>(ow) * gs[3]);
+  Acc gx, gy;
+  if constexpr (VG) {
+    struct alignas(2 * sizeof(T)) Pair {
+      T x, y;
+    };
+    const Pair v = *reinterpret_cast<const Pair*>(g);
+    gx = load(&v.x);
+    gy = load(&v.y);
+  } else {
+    gx = load(g);
+    gy = load(g + gs[4]);
   }
+  const int64_t* os = p.output_stride;
+  T* out = output + (static_cast<int64_t>(n) * os[0] + static_cast<int64_t>(oh) * os[3] +
+                     static_cast<int64_t>(ow) * os[4]);
+  PT pt;
+  if (!point_taps<M, 2, Acc>(p, gx, gy, Acc(0), &pt)) {
+    for (int c = c0; c < c1; ++c) out[c * static_cast<int>(os[1])] = store_as<T>(nan_of<Acc>());
+    return;
+  }
+  gather_channels<M, 2, T, U, int32_t>(p, input + n * p.input_stride[0], pt, out, c0, c1);
+}
+
+// Launches forward_tiles_kernel; cudaErrorNotSupported when the tiles or batches x slices
+// exceed CUDA's grid limits (the caller then takes forward_kernel).
+template <Mode M, typename T, int U>
+cudaError_t launch_forward_tiles(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
+  DeviceProps dev;
+  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
+  const int64_t points = p.n * points_per_batch(p);
+  const int64_t slice = channel_slice(points, p.c, U, kFillFactor, dev);
+  const int64_t slices = (p.c + slice - 1) / slice;
+  const int64_t tiles_x = (p.out[2] + kPointTileW - 1) / kPointTileW, tiles_y = (p.out[1] + kPointTileH - 1) / kPointTileH;
+  if (tiles_x > INT32_MAX || tiles_y > 65535 || p.n * slices > 65535) return cudaErrorNotSupported;
+  const dim3 blocks(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(p.n * slices));
+  // One vector load per point: x and y adjacent (stride 1) and every point's pair aligned.
+  const int64_t* gs = p.grid_stride;
+  const bool vg = gs[4] == 1 && gs[0] % 2 == 0 && gs[2] % 2 == 0 && gs[3] % 2 == 0 &&
+                  reinterpret_cast<uintptr_t>(grid) % (2 * sizeof(T)) == 0;
+  const int s = static_cast<int>(slices), cs = static_cast<int>(slice);
+  if (vg)
+    forward_tiles_kernel<M, T, U, true><<<blocks, kPointTileW * kPointTileH, 0, stream>>>(p, input, grid, output, s, cs);
+  else
+    forward_tiles_kernel<M, T, U, false><<<blocks, kPointTileW * kPointTileH, 0, stream>>>(p, input, grid, output, s, cs);
+  return cudaGetLastError();
 }
 
 // Whether the forward's 32-bit index math is exact for p: every point index, and every
@@ -153,6 +177,14 @@ cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T*
   return cudaGetLastError();
 }
 
+// kForwardLayout unless TWINOPS_GRID_SAMPLE_FORWARD says "rows" or "tiles" (grid_sample_tuning.h).
+ForwardLayout forward_layout() {
+  const char* v = std::getenv("TWINOPS_GRID_SAMPLE_FORWARD");
+  if (v != nullptr && std::strcmp(v, "rows") == 0) return kPointRows;
+  if (v != nullptr && std::strcmp(v, "tiles") == 0) return kPointTiles;
+  return kForwardLayout;
+}
+
 template <typename T>
 cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
   const int64_t points = p.n * points_per_batch(p);
@@ -167,6 +199,13 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
     // kForwardMinBlocks32 blocks per SM and half the unroll (grid_sample_tuning.h). Cubic,
     // float64 and inputs past 32-bit offsets: 64-bit index math at forward_min_blocks.
     constexpr bool kNarrow = M != kCubic && sizeof(typename OpMath<T>::type) == 4;
+    if constexpr (kNarrow && D == 2) {
+      if (fits32 && forward_layout() == kPointTiles) {
+        status = launch_forward_tiles<M, T, (U > 1 ? U / 2 : 1)>(p, input, grid, output, stream);
+        if (status != cudaErrorNotSupported) return;
+        status = cudaSuccess;  // past the launch's grid limits: the row kernel below
+      }
+    }
     if constexpr (kNarrow) {
       if (fits32) {
         status = launch_forward_as<M, D, T, kForwardMinBlocks32, (U > 1 ? U / 2 : 1), int32_t>(p, input, grid,

@@ -103,6 +103,60 @@ struct OffsetsI {
 template <Mode M, int DIMS, typename Acc>
 using Offsets = OffsetsI<M, DIMS, Acc, int64_t>;
 
+// The address of a tap: with 32-bit offsets the offsets are summed first (one 32-bit add and
+// one widening address computation per load); 64-bit ones are added to the pointer in turn.
+template <typename T, typename I>
+__device__ __forceinline__ const T* tap_ptr(const T* in, I cu, I at) {
+  if constexpr (sizeof(I) == 4) {
+    return in + (cu + at);
+  } else {
+    return in + cu + at;
+  }
+}
+
+// The forward's channel loop of one point (taps pt, not NaN) over channels [c0, c1): out[c * so]
+// = the sum over taps of input[c * sc + tap] * weight, U channels' loads in flight at once, the
+// last step's missing channels skipped (uniform per thread), so a thread with 3 channels still
+// has all their loads in flight. With 32-bit offsets (I = int32_t) the channel offsets are
+// running offsets (+= stride per channel), with 64-bit ones products (c + u) * stride: the two
+// pairings measured best (docs/perf/grid_sample-notes.md, "Forward variants").
+template <Mode M, int DIMS, typename T, int U, typename I>
+__device__ __forceinline__ void gather_channels(const Params& p, const T* __restrict__ in,
+                                                const PointTaps<M, DIMS, typename OpMath<T>::type>& pt,
+                                                T* __restrict__ out, I c0, I c1) {
+  using Acc = typename OpMath<T>::type;
+  using PT = PointTaps<M, DIMS, Acc>;
+  constexpr bool PTR = sizeof(I) == 4;
+  // Offsets per axis (a tap's offset is the sum of its axes'), weights per tap.
+  const OffsetsI<M, DIMS, Acc, I> o(pt, p.input_stride);
+  Acc w[PT::T];
+#pragma unroll
+  for (int t = 0; t < PT::T; ++t) w[t] = pt.weight(t);
+  const I sc = static_cast<I>(p.input_stride[1]), so = static_cast<I>(p.output_stride[1]);
+  I ci = c0 * sc, co = c0 * so;  // PTR: running input / output offsets of channel c
+  for (I c = c0; c < c1; c += U) {
+    Acc v[U][PT::T];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I cu = PTR ? ci + static_cast<I>(u) * sc : (c + u) * sc;
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) v[u][t] = (c + u < c1 && o.ok(t)) ? load(tap_ptr(in, cu, o.at(t))) : Acc(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (c + u >= c1) break;
+      Acc s = Acc(0);
+#pragma unroll
+      for (int t = 0; t < PT::T; ++t) s += v[u][t] * w[t];
+      out[PTR ? co + static_cast<I>(u) * so : (c + u) * so] = store_as<T>(s);
+    }
+    if constexpr (PTR) {
+      ci += U * sc;
+      co += U * so;
+    }
+  }
+}
+
 // What grad_grid_point calls with every channel's grad_output value when the caller has
 // nothing to do there (the sorted path).
 struct NoChannelHook {

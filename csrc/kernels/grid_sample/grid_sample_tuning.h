@@ -38,6 +38,19 @@ constexpr int forward_min_blocks(int mode, int opmath_bytes) {
 // the others (docs/perf/grid_sample-notes.md, "Forward variants").
 constexpr int kForwardMinBlocks32 = 6;
 
+// How the 4-D forward (linear and nearest, float opmath, 32-bit offsets) maps output points to
+// blocks: kThreads consecutive points (forward_kernel), or tiles of kPointTileW x kPointTileH
+// points (forward_tiles_kernel), whose taps fall in a compact input box. Same bits either way.
+// The environment variable TWINOPS_GRID_SAMPLE_FORWARD = "rows" or "tiles" forces one (read per
+// call); kForwardLayout is the default. A first choice from a standalone experiment (a kernel of
+// that layout was 1.0-1.3x F.grid_sample in float16 / bfloat16 where forward_kernel is 0.7-0.8x,
+// NVIDIA H100, docs/perf/grid_sample-notes.md), not yet measured in the op.
+enum ForwardLayout : int { kPointRows = 0, kPointTiles = 1 };
+constexpr ForwardLayout kForwardLayout = kPointTiles;
+constexpr int kPointTileW = 32;
+constexpr int kPointTileH = 8;
+static_assert(kPointTileW * kPointTileH == kThreads, "a point tile is one block of kThreads");
+
 // Waves of the device's resident threads (SMs x threads per SM, DeviceProps) the forward aims
 // to fill: when the output points alone give fewer threads than `kFillFactor` waves, the
 // channels are split across blockIdx.y, each part recomputing the point's taps (cheap next to
