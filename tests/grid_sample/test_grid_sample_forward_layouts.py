@@ -1,10 +1,10 @@
-"""The two layouts of the 4-D CUDA forward (csrc/kernels/grid_sample/grid_sample.cu): blocks of
-consecutive output points (forward_kernel, TWINOPS_GRID_SAMPLE_FORWARD=rows) and blocks of point
-tiles (forward_tiles_kernel, =tiles) give the same bits for linear and nearest, every padding and
-align_corners, float32 / float16 / bfloat16, smooth and random grids, sizes that are not
-multiples of the tile, several channel slices, NaN and infinite grid values, strided inputs and
-grids (the grid's scalar loads where its pairs are not adjacent); and match the float64
-reference. CUDA only."""
+"""The layouts of the 4-D CUDA forward (grid_sample_tuning.h, ForwardLayout): blocks of
+consecutive output points (forward_kernel, TWINOPS_GRID_SAMPLE_FORWARD=rows), blocks of point
+tiles (forward_tiles_kernel, =tiles) and channels-last vectors (grid_sample_vec.cu, =vectors)
+give the same bits: every mode each covers, every padding and align_corners, float32 / float16 /
+bfloat16, smooth and random grids, sizes that are not multiples of a block, several channel
+slices or staged groups, NaN and infinite grid values, strided and misaligned inputs and grids
+(which fall back where a layout does not apply); and match the float64 reference. CUDA only."""
 import pytest
 import torch
 
@@ -19,9 +19,13 @@ pytestmark = pytest.mark.cuda
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
 
-def _forward(x, g, rows, monkeypatch, **kw):
-    monkeypatch.setenv("TWINOPS_GRID_SAMPLE_FORWARD", "rows" if rows else "tiles")
+def _forward_as(x, g, layout, monkeypatch, **kw):
+    monkeypatch.setenv("TWINOPS_GRID_SAMPLE_FORWARD", layout)
     return twinops.grid_sample(x, g, **kw)
+
+
+def _forward(x, g, rows, monkeypatch, **kw):
+    return _forward_as(x, g, "rows" if rows else "tiles", monkeypatch, **kw)
 
 
 def _grid(n, h, w, kind, seed):
@@ -84,3 +88,46 @@ def test_tiles_many_channels(monkeypatch):
         want = _forward(x, g.half(), True, monkeypatch, mode=mode, padding_mode="zeros", align_corners=False)
         assert torch.equal(got, want)
         assert (got[:, :, :8] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", PADDING_MODES)
+@pytest.mark.parametrize("channels", [8, 16, 72, 6])
+def test_channel_vectors_equal_rows(dtype, mode, padding_mode, channels, monkeypatch):
+    """A channels-last input read as 16-byte vectors over the channels (grid_sample_vec.cu) against
+    the row kernel: the same bits. 72 channels: two staged groups (64 + 8); 6 channels fit no
+    vector (4 float32 or 8 half lanes), so that case takes the other kernels and must still agree."""
+    x = random_input((2, channels, 23, 35), dtype, "cuda", seed=11).contiguous(memory_format=torch.channels_last)
+    g = _grid(2, 19, 41, "smooth", seed=12).to(dtype)
+    g[0, 0, 0, 0] = float("nan")
+    g[1, 5, 7, 1] = float("inf")
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=False)
+    got = _forward_as(x, g, "vectors", monkeypatch, **kw)
+    want = _forward_as(x, g, "rows", monkeypatch, **kw)
+    assert got.is_contiguous()  # the output keeps F.grid_sample's layout
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got.nan_to_num(), want.nan_to_num())
+
+
+@pytest.mark.parametrize("case", ["offset", "sliced_channels", "random_grid", "one_point"])
+def test_channel_vectors_layouts(case, monkeypatch):
+    """Inputs the vector kernel must refuse (a storage offset that misaligns the vectors, channels
+    that are not adjacent) or take at its edges (a random grid, a one-point output)."""
+    x = random_input((3, 32, 20, 30), torch.float16, "cuda", seed=13).contiguous(memory_format=torch.channels_last)
+    g = _grid(3, 17, 29, "smooth", seed=14).half()
+    if case == "offset":
+        flat = torch.cat([torch.zeros(1, device="cuda", dtype=x.dtype), x.permute(0, 2, 3, 1).flatten()])
+        x = flat[1:].view(3, 20, 30, 32).permute(0, 3, 1, 2)
+    elif case == "sliced_channels":
+        x = x[:, ::2]
+    elif case == "random_grid":
+        g = _grid(3, 17, 29, "random", seed=14).half()
+    else:
+        g = g[:, :1, :1]
+    kw = dict(mode="bilinear", padding_mode="border", align_corners=True)
+    got = _forward_as(x, g, "vectors", monkeypatch, **kw)
+    want = _forward_as(x, g, "rows", monkeypatch, **kw)
+    assert torch.equal(got, want)
+    rtol, atol = TOLERANCES[torch.float16]
+    torch.testing.assert_close(got.cpu().double(), grid_sample_reference(x.cpu(), g.cpu(), **kw), rtol=rtol, atol=atol)

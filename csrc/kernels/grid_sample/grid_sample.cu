@@ -177,12 +177,14 @@ cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T*
   return cudaGetLastError();
 }
 
-// kForwardLayout unless TWINOPS_GRID_SAMPLE_FORWARD says "rows" or "tiles" (grid_sample_tuning.h).
-ForwardLayout forward_layout() {
+// The layout TWINOPS_GRID_SAMPLE_FORWARD forces, or kForwardAuto (grid_sample_tuning.h).
+ForwardLayout forced_forward_layout() {
   const char* v = std::getenv("TWINOPS_GRID_SAMPLE_FORWARD");
-  if (v != nullptr && std::strcmp(v, "rows") == 0) return kPointRows;
-  if (v != nullptr && std::strcmp(v, "tiles") == 0) return kPointTiles;
-  return kForwardLayout;
+  if (v == nullptr) return kForwardAuto;
+  if (std::strcmp(v, "rows") == 0) return kPointRows;
+  if (std::strcmp(v, "tiles") == 0) return kPointTiles;
+  if (std::strcmp(v, "vectors") == 0) return kChannelVectors;
+  return kForwardAuto;
 }
 
 template <typename T>
@@ -199,11 +201,20 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
     // kForwardMinBlocks32 blocks per SM and half the unroll (grid_sample_tuning.h). Cubic,
     // float64 and inputs past 32-bit offsets: 64-bit index math at forward_min_blocks.
     constexpr bool kNarrow = M != kCubic && sizeof(typename OpMath<T>::type) == 4;
-    if constexpr (kNarrow && D == 2) {
-      if (fits32 && forward_layout() == kPointTiles) {
-        status = launch_forward_tiles<M, T, (U > 1 ? U / 2 : 1)>(p, input, grid, output, stream);
-        if (status != cudaErrorNotSupported) return;
-        status = cudaSuccess;  // past the launch's grid limits: the row kernel below
+    constexpr bool kFloatOpmath = sizeof(typename OpMath<T>::type) == 4;
+    if constexpr (kFloatOpmath && D == 2) {
+      const ForwardLayout forced = forced_forward_layout();
+      if ((forced == kForwardAuto || forced == kChannelVectors) &&
+          use_vec_forward(p, input, static_cast<int>(sizeof(T)), true, fits32)) {
+        status = forward_vec_cuda<T>(p, input, grid, output, stream);
+        return;
+      }
+      if constexpr (kNarrow) {
+        if (fits32 && (forced == kForwardAuto || forced == kPointTiles)) {
+          status = launch_forward_tiles<M, T, (U > 1 ? U / 2 : 1)>(p, input, grid, output, stream);
+          if (status != cudaErrorNotSupported) return;
+          status = cudaSuccess;  // past the launch's grid limits: the row kernel below
+        }
       }
     }
     if constexpr (kNarrow) {

@@ -38,17 +38,25 @@ constexpr int forward_min_blocks(int mode, int opmath_bytes) {
 // the others (docs/perf/grid_sample-notes.md, "Forward variants").
 constexpr int kForwardMinBlocks32 = 6;
 
-// How the 4-D forward (linear and nearest, float opmath, 32-bit offsets) maps output points to
-// blocks: kThreads consecutive points (forward_kernel), or tiles of kPointTileW x kPointTileH
-// points (forward_tiles_kernel), whose taps fall in a compact input box. Same bits either way.
-// The environment variable TWINOPS_GRID_SAMPLE_FORWARD = "rows" or "tiles" forces one (read per
-// call); kForwardLayout is the default. A first choice from a standalone experiment (a kernel of
-// that layout was 1.0-1.3x F.grid_sample in float16 / bfloat16 where forward_kernel is 0.7-0.8x,
-// NVIDIA H100, docs/perf/grid_sample-notes.md), not yet measured in the op.
-enum ForwardLayout : int { kPointRows = 0, kPointTiles = 1 };
-constexpr ForwardLayout kForwardLayout = kPointTiles;
+// How the 4-D forward maps output points to blocks (all give the same bits):
+// - kChannelVectors (forward_vec_kernel, grid_sample_vec.cu): a channels-last input whose
+//   channels form 16-byte aligned vectors (use_vec_forward), every mode, float opmath: a block of
+//   kVecPoints points reads each tap as vectors over the channels and writes the output through
+//   shared memory, kVecChannels channels at a time;
+// - kPointTiles (forward_tiles_kernel): linear and nearest in float opmath with 32-bit offsets,
+//   blocks of kPointTileW x kPointTileH points, whose taps fall in a compact input box;
+// - kPointRows (forward_kernel): every other case, blocks of kThreads consecutive points.
+// The environment variable TWINOPS_GRID_SAMPLE_FORWARD = "rows", "tiles" or "vectors" forces one
+// where it applies (read per call; "rows" everywhere); unset, the first that applies. First
+// choices from a standalone experiment (docs/perf/grid_sample-notes.md, "Three candidates"),
+// not yet measured in the op: there a kernel in point tiles was 1.0-1.3x F.grid_sample in
+// float16 / bfloat16 where forward_kernel is 0.7-0.8x, and one reading channels-last vectors
+// 4.7-19x (NVIDIA H100).
+enum ForwardLayout : int { kForwardAuto = -1, kPointRows = 0, kPointTiles = 1, kChannelVectors = 2 };
 constexpr int kPointTileW = 32;
 constexpr int kPointTileH = 8;
+constexpr int kVecPoints = 32;
+constexpr int kVecChannels = 64;
 static_assert(kPointTileW * kPointTileH == kThreads, "a point tile is one block of kThreads");
 
 // Waves of the device's resident threads (SMs x threads per SM, DeviceProps) the forward aims
