@@ -77,6 +77,26 @@ def test_options():
             cli.config_from_args(gb.BENCH, p.parse_args(bad))
 
 
+@needs_op
+def test_channels_last_option():
+    p = cli.build_parser([gb.BENCH], named=True)
+    cfg = cli.config_from_args(gb.BENCH, p.parse_args(["--channels-last", "--shapes", "1x8x5x6,1x4x3x5x6",
+                                                       "--modes", "bilinear", "--grids", "smooth", "--paddings",
+                                                       "zeros", "--dtypes", "float32"]))
+    cases = gb.build_cases(cfg)
+    assert cases and all(c.channels_last for c in cases)
+    assert cases[0].labels()[-1] == "1x8x5x6 channels_last" and cases[0].to_dict()["channels_last"]
+    g = torch.Generator().manual_seed(0)
+    x4, _ = cases[0].make_inputs("cpu", g)
+    x5, _ = cases[-1].make_inputs("cpu", g)
+    assert x4.is_contiguous(memory_format=torch.channels_last) and not x4.is_contiguous()
+    assert x5.is_contiguous(memory_format=torch.channels_last_3d) and not x5.is_contiguous()
+    _, rows = harness.run_benchmark(gb.BENCH, gb.Config(**{**cfg.__dict__, "warmup": 1, "reps": 2,
+                                                           "copy_bytes": 1 << 20}), "cpu")
+    assert rows and all(r.status == harness.STATUS_OK for r in rows), [r.detail for r in rows]
+    assert not gb.build_cases(gb.Config(shapes=[(1, 8, 5, 6)]))[0].channels_last
+
+
 def _row(mode="bilinear", dtype="float32", direction="forward", torch_ms=0.12, twinops_ms=0.03, grid="smooth",
          bandwidth=4e12, copy_ms=0.02):
     case = gb.Case(mode, "zeros", grid, dtype, (8, 64, 128, 128), direction)

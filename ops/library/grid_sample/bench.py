@@ -31,7 +31,8 @@ What is timed:
 After the table, ``target:`` lines: where the run stands against the speed targets
 (:func:`target_lines`, :func:`target_speedup`; stated in docs/perf/grid_sample-notes.md, "Where
 the targets stand"). Options: ``--shapes``, ``--modes``, ``--paddings``, ``--grids``,
-``--all`` (``--quick``: first shape only).
+``--all``, ``--channels-last`` (inputs in channels-last memory format; the output stays
+contiguous in both ops) (``--quick``: first shape only).
 """
 from __future__ import annotations
 
@@ -61,20 +62,23 @@ OP_MODES = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
 @dataclass
 class Config(harness.Config):
     """grid_sample's selection on top of the common settings: input shapes (NCHW or NCDHW; the
-    grid samples an output of the same spatial size), modes, paddings, grid kinds, and ``all``
-    (the whole cross product instead of the default selection, see the module's docstring)."""
+    grid samples an output of the same spatial size), modes, paddings, grid kinds, ``all``
+    (the whole cross product instead of the default selection, see the module's docstring) and
+    ``channels_last`` (the inputs in channels-last memory format)."""
 
     shapes: Sequence[Tuple[int, ...]] = DEFAULT_SHAPES
     modes: Sequence[str] = MODES
     paddings: Sequence[str] = DEFAULT_PADDINGS
     grids: Sequence[str] = GRIDS
     all: bool = False
+    channels_last: bool = False
 
 
 @dataclass(frozen=True)
 class Case(BenchCase):
     """One grid_sample case: ``shape`` the input (4-D or 5-D), ``grid`` its kind
-    (``smooth``/``random``), ``mode`` and ``padding`` F.grid_sample's names."""
+    (``smooth``/``random``), ``mode`` and ``padding`` F.grid_sample's names; ``channels_last``:
+    the input in torch.channels_last (channels_last_3d for 5-D) memory format."""
 
     mode: str
     padding: str
@@ -82,6 +86,7 @@ class Case(BenchCase):
     dtype: str
     shape: Tuple[int, ...]
     direction: str  # "forward" | "backward"
+    channels_last: bool = False
 
     differentiable = (0, 1)
     backward_op = "twinops::grid_sample_backward"
@@ -98,16 +103,21 @@ class Case(BenchCase):
 
     def labels(self) -> Tuple[str, ...]:
         """Cells of the columns mode, padding, grid, dtype, input."""
-        return (self.mode, self.padding, self.grid, self.dtype, fmt_shape(self.shape))
+        return (self.mode, self.padding, self.grid, self.dtype,
+                fmt_shape(self.shape) + (" channels_last" if self.channels_last else ""))
 
     def to_dict(self) -> dict:
-        """JSON fields: mode, padding, grid, dtype, shape, grid_shape."""
+        """JSON fields: mode, padding, grid, dtype, shape, grid_shape, channels_last."""
         return {"mode": self.mode, "padding": self.padding, "grid": self.grid, "dtype": self.dtype,
-                "shape": list(self.shape), "grid_shape": list(self.grid_shape)}
+                "shape": list(self.shape), "grid_shape": list(self.grid_shape),
+                "channels_last": self.channels_last}
 
     def make_inputs(self, device, generator) -> Tuple[torch.Tensor, torch.Tensor]:
-        """``(x, grid)``: x random normal; grid per :func:`make_grid`; both in ``dtype``."""
+        """``(x, grid)``: x random normal (channels-last where asked); grid per :func:`make_grid`;
+        both in ``dtype``."""
         x = torch.randn(self.shape, generator=generator, device=device, dtype=self.torch_dtype)
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
         return x, make_grid(self.grid_shape, self.grid, generator, device).to(self.torch_dtype)
 
     def baseline(self, x, grid):
@@ -200,7 +210,8 @@ def build_cases(cfg: Config) -> List[Case]:
                 for padding in paddings if (cfg.all or grid == "smooth") else paddings[:1]:
                     full = cfg.all or (grid == "smooth" and mode == "bilinear")
                     for dtype in dtypes if full else dtypes[:1]:
-                        cases += [Case(mode, padding, grid, dtype, tuple(shape), p) for p in directions]
+                        cases += [Case(mode, padding, grid, dtype, tuple(shape), p, cfg.channels_last)
+                                  for p in directions]
     return cases
 
 
@@ -260,7 +271,7 @@ def _choices(values: Sequence[str], allowed: Sequence[str], what: str) -> List[s
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """``--shapes``, ``--modes``, ``--paddings``, ``--grids``, ``--all``."""
+    """``--shapes``, ``--modes``, ``--paddings``, ``--grids``, ``--all``, ``--channels-last``."""
     p.add_argument("--shapes", nargs="+", metavar="NxCx[D]xHxW",
                    help=f"input shapes; the grid has the same spatial size "
                         f"(default: {' '.join(fmt_shape(s) for s in DEFAULT_SHAPES)})")
@@ -271,6 +282,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true",
                    help="every dtype and padding for every row (default: all dtypes only for smooth bilinear rows, "
                         "random grids with the first padding only)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="inputs in channels-last memory format (default: contiguous NCHW / NCDHW)")
 
 
 def parse_options(args: argparse.Namespace) -> dict:
@@ -281,7 +294,7 @@ def parse_options(args: argparse.Namespace) -> dict:
     paddings = _choices(split(args.paddings), PADDINGS, "padding") or list(DEFAULT_PADDINGS)
     grids = _choices(split(args.grids), GRIDS, "grid") or list(GRIDS)
     return dict(shapes=shapes[:1] if args.quick else shapes, modes=modes, paddings=paddings, grids=grids,
-                all=bool(args.all))
+                all=bool(args.all), channels_last=bool(getattr(args, "channels_last", False)))
 
 
 BENCH = OpBench(
