@@ -81,6 +81,16 @@ __global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, MB))
   gather_channels<M, DIMS, T, U, I>(p, input + n * p.input_stride[0], pt, out, c0, c1);
 }
 
+// The forward's channel slice for U channels per step (channel_slice on the current device)
+// and the number of slices.
+inline cudaError_t forward_slices(const Params& p, int unroll, int64_t* slice, int64_t* slices) {
+  DeviceProps dev;
+  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
+  *slice = channel_slice(p.n * points_per_batch(p), p.c, unroll, kFillFactor, dev);
+  *slices = (p.c + *slice - 1) / *slice;
+  return cudaSuccess;
+}
+
 // The 4-D forward with a block per tile of kPointTileW x kPointTileH output points (and channel
 // slice) of one batch instead of kThreads consecutive points: the block's taps fall in a compact
 // input box (a few rows of about kPointTileW columns), not two long rows. VG: the grid's two
@@ -127,11 +137,8 @@ __global__ void __launch_bounds__(kPointTileW * kPointTileH, arch_min_blocks(kTh
 // exceed CUDA's grid limits (the caller then takes forward_kernel).
 template <Mode M, typename T, int U>
 cudaError_t launch_forward_tiles(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
-  DeviceProps dev;
-  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
-  const int64_t points = p.n * points_per_batch(p);
-  const int64_t slice = channel_slice(points, p.c, U, kFillFactor, dev);
-  const int64_t slices = (p.c + slice - 1) / slice;
+  int64_t slice = 0, slices = 0;
+  if (cudaError_t e = forward_slices(p, U, &slice, &slices); e != cudaSuccess) return e;
   const int64_t tiles_x = (p.out[2] + kPointTileW - 1) / kPointTileW, tiles_y = (p.out[1] + kPointTileH - 1) / kPointTileH;
   if (tiles_x > INT32_MAX || tiles_y > 65535 || p.n * slices > 65535) return cudaErrorNotSupported;
   const dim3 blocks(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(p.n * slices));
@@ -166,11 +173,9 @@ bool forward_fits_int32(const Params& p) {
 
 template <Mode M, int D, typename T, int MB, int U, typename I>
 cudaError_t launch_forward_as(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
-  DeviceProps dev;
-  if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
   const int64_t points = p.n * points_per_batch(p);
-  const int64_t slice = channel_slice(points, p.c, U, kFillFactor, dev);
-  const int64_t slices = (p.c + slice - 1) / slice;
+  int64_t slice = 0, slices = 0;
+  if (cudaError_t e = forward_slices(p, U, &slice, &slices); e != cudaSuccess) return e;
   if (slices > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid_dim(static_cast<unsigned>((points + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
   forward_kernel<M, D, T, MB, U, I><<<grid_dim, kThreads, 0, stream>>>(p, input, grid, output, points, slice);
