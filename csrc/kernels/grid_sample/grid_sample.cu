@@ -139,18 +139,21 @@ template <Mode M, typename T, int U>
 cudaError_t launch_forward_tiles(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream) {
   int64_t slice = 0, slices = 0;
   if (cudaError_t e = forward_slices(p, U, &slice, &slices); e != cudaSuccess) return e;
-  const int64_t tiles_x = (p.out[2] + kPointTileW - 1) / kPointTileW, tiles_y = (p.out[1] + kPointTileH - 1) / kPointTileH;
+  const int64_t tiles_x = (p.out[2] + kPointTileW - 1) / kPointTileW;
+  const int64_t tiles_y = (p.out[1] + kPointTileH - 1) / kPointTileH;
   if (tiles_x > INT32_MAX || tiles_y > 65535 || p.n * slices > 65535) return cudaErrorNotSupported;
-  const dim3 blocks(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(p.n * slices));
+  const dim3 blocks(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
+                    static_cast<unsigned>(p.n * slices));
   // One vector load per point: x and y adjacent (stride 1) and every point's pair aligned.
   const int64_t* gs = p.grid_stride;
   const bool vg = gs[4] == 1 && gs[0] % 2 == 0 && gs[2] % 2 == 0 && gs[3] % 2 == 0 &&
                   reinterpret_cast<uintptr_t>(grid) % (2 * sizeof(T)) == 0;
   const int s = static_cast<int>(slices), cs = static_cast<int>(slice);
+  constexpr int kBlock = kPointTileW * kPointTileH;
   if (vg)
-    forward_tiles_kernel<M, T, U, true><<<blocks, kPointTileW * kPointTileH, 0, stream>>>(p, input, grid, output, s, cs);
+    forward_tiles_kernel<M, T, U, true><<<blocks, kBlock, 0, stream>>>(p, input, grid, output, s, cs);
   else
-    forward_tiles_kernel<M, T, U, false><<<blocks, kPointTileW * kPointTileH, 0, stream>>>(p, input, grid, output, s, cs);
+    forward_tiles_kernel<M, T, U, false><<<blocks, kBlock, 0, stream>>>(p, input, grid, output, s, cs);
   return cudaGetLastError();
 }
 
