@@ -1,7 +1,8 @@
 """grid_sample's cases for tools/sanitize.py: the CUDA forward and both gradients.
 
 Every mode, padding and align_corners on NCHW, channels_last and strided float32 / float16
-inputs with grids reaching outside [-1, 1] and a NaN point; 5-D; bfloat16 and float64 (the
+inputs with grids reaching outside [-1, 1] and a NaN point; channels-last inputs read as
+vectors over the channels; 5-D; bfloat16 and float64 (the
 64-bit index path); a grid whose points crowd onto a few input elements (gather runs longer
 than its register cache); many channels over few elements (the gather's channel slices);
 several batches per sort; an empty output. ``quick``: two backwards (CUB's radix sort is
@@ -45,6 +46,14 @@ def cases(g: torch.Generator, quick: bool) -> int:
                     for align in (False, True):
                         _run(x, grid, g, mode=mode, padding_mode=padding, align_corners=align)
                         n += 1
+    # Channels-last inputs whose channels fill 16-byte vectors (the vector forward): two vectors of
+    # float32, and 72 float16 channels (two staged groups), every 4-D mode.
+    for c, dtype in ((8, torch.float32), (72, torch.float16)):
+        x = torch.randn(2, c, 13, 19, device=g.device, dtype=dtype, generator=g)
+        x = x.contiguous(memory_format=torch.channels_last)
+        for mode in MODES_2D:
+            _run(x, _grid((2, 11, 37, 2), g, dtype), g, mode=mode, padding_mode="border", align_corners=False)
+            n += 1
     x5 = torch.randn(2, 3, 5, 7, 9, device=g.device, generator=g)
     for mode in ("bilinear", "nearest"):
         for padding in PADDINGS:
