@@ -35,7 +35,10 @@ def cases(g: torch.Generator, quick: bool) -> int:
         x = torch.randn(2, 3, 17, 23, device=g.device, generator=g)
         for mode in ("bilinear", "bicubic"):
             _run(x, _grid((2, 9, 31, 2), g, x.dtype), g, mode=mode, align_corners=False)
-        return 2
+        # The vector forward stages its output through shared memory between barriers.
+        xv = torch.randn(2, 8, 13, 19, device=g.device, generator=g).contiguous(memory_format=torch.channels_last)
+        _run(xv, _grid((2, 11, 37, 2), g, xv.dtype), g, mode="bilinear", align_corners=False)
+        return 3
     n = 0
     for dtype in (torch.float32, torch.float16):
         base = torch.randn(2, 3, 17, 23, device=g.device, dtype=dtype, generator=g)
