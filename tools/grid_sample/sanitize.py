@@ -2,11 +2,11 @@
 
 Every mode, padding and align_corners on NCHW, channels_last and strided float32 / float16
 inputs with grids reaching outside [-1, 1] and a NaN point; channels-last inputs read as
-vectors over the channels; 5-D; bfloat16 and float64 (the
-64-bit index path); a grid whose points crowd onto a few input elements (gather runs longer
-than its register cache); many channels over few elements (the gather's channel slices);
-several batches per sort; an empty output. ``quick``: two backwards (CUB's radix sort is
-the only user of shared memory and barriers).
+vectors over the channels; 5-D; bfloat16 and float64 (the 64-bit index path); a grid whose
+points crowd onto a few input elements (gather runs longer than its register cache); many
+channels over few elements (the gather's channel slices); several batches per sort; an empty
+output. ``quick``: the users of shared memory and barriers, two backwards (CUB's radix sort)
+and one channels-last forward (the vector kernel's staged output).
 """
 import torch
 

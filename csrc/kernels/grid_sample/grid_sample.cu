@@ -213,7 +213,7 @@ cudaError_t launch_forward(const Params& p, const T* input, const T* grid, T* ou
     if constexpr (kFloatOpmath && D == 2) {
       const ForwardLayout forced = forced_forward_layout();
       if ((forced == kForwardAuto || forced == kChannelVectors) &&
-          use_vec_forward(p, input, static_cast<int>(sizeof(T)), true, fits32)) {
+          use_vec_forward(p, input, static_cast<int>(sizeof(T)), fits32)) {
         status = forward_vec_cuda<T>(p, input, grid, output, stream);
         return;
       }

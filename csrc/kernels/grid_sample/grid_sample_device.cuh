@@ -238,11 +238,11 @@ cudaError_t backward_fixed(const Params& p, const T* gout, const T* input, const
                            void* workspace, cudaStream_t stream);
 
 // The 4-D forward of a channels-last input by 16-byte vectors over the channels
-// (grid_sample_vec.cu; float, __half, __nv_bfloat16; every mode), where use_vec_forward holds:
-// 4-D, float opmath, 32-bit offsets (fits_int32), channels adjacent (input stride 1), the channel
-// count and the batch, row and column strides multiples of the vector's lanes, a 16-byte aligned
-// input, and at most 65535 batches.
-bool use_vec_forward(const Params& p, const void* input, int element_bytes, bool float_opmath, bool fits_int32);
+// (grid_sample_vec.cu; float, __half, __nv_bfloat16; every mode), where use_vec_forward holds
+// (its caller asks only for those float-opmath types): 4-D, 32-bit offsets (fits_int32),
+// channels adjacent (input stride 1), the channel count and the batch, row and column strides
+// multiples of the vector's lanes, a 16-byte aligned input, and at most 65535 batches.
+bool use_vec_forward(const Params& p, const void* input, int element_bytes, bool fits_int32);
 template <typename T>
 cudaError_t forward_vec_cuda(const Params& p, const T* input, const T* grid, T* output, cudaStream_t stream);
 

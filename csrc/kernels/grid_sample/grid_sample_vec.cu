@@ -93,10 +93,10 @@ __global__ void __launch_bounds__(kThreads) forward_vec_kernel(const Params p, c
 
 }  // namespace kernels
 
-bool use_vec_forward(const Params& p, const void* input, int element_bytes, bool float_opmath, bool fits_int32) {
+bool use_vec_forward(const Params& p, const void* input, int element_bytes, bool fits_int32) {
   const int64_t lanes = 16 / element_bytes;
   const int64_t* s = p.input_stride;
-  return p.dims == 2 && float_opmath && fits_int32 && s[1] == 1 && p.c % lanes == 0 && s[0] % lanes == 0 &&
+  return p.dims == 2 && fits_int32 && s[1] == 1 && p.c % lanes == 0 && s[0] % lanes == 0 &&
          s[3] % lanes == 0 && s[4] % lanes == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0 && p.n <= 65535 &&
          (points_per_batch(p) + kVecPoints - 1) / kVecPoints <= INT32_MAX;
 }
