@@ -40,6 +40,22 @@ inline std::string layout_str(at::Layout layout) {
   return os.str();
 }
 
+// What an op's checks read of a tensor: no data, so its fake kernels can pass the same (through
+// the op's check op) under FakeTensorMode.
+struct Desc {
+  at::IntArrayRef shape;
+  at::ScalarType dtype;
+  c10::Device device;
+};
+
+// A tensor's Desc (its shape stays a view of t's sizes).
+inline Desc desc_of(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(), t.device()}; }
+
+// float32, float64, float16 or bfloat16.
+inline bool floating(at::ScalarType s) {
+  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
+}
+
 // A shape as "(2, 3, 4)".
 inline std::string shape_str(at::IntArrayRef s) {
   std::string r = "(";

@@ -25,17 +25,6 @@ namespace {
 const std::string kForward = "torch.ops.twinops.grid_sample";
 const std::string kBackward = "torch.ops.twinops.grid_sample_backward";
 
-// What the checks need of a tensor: no data, so the fake kernels can pass the same.
-struct Desc {
-  at::IntArrayRef shape;
-  at::ScalarType dtype;
-  c10::Device device;
-};
-
-bool floating(at::ScalarType s) {
-  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
-}
-
 // Every check of the forward that needs no tensor data; `who` starts the messages.
 grid_sample::Params check_forward(const std::string& who, const Desc& input, const Desc& grid, const GridSampleArgs& a) {
   if (!a.error.empty()) fail(who + ": " + a.error);
@@ -97,13 +86,11 @@ void strides_of(const at::Tensor& t, bool grid, int64_t* out) {
   }
 }
 
-Desc desc(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(), t.device()}; }
-
 }  // namespace
 
 GridSampleForward prepare_grid_sample(const at::Tensor& input, const at::Tensor& grid, const GridSampleArgs& a) {
   GridSampleForward r;
-  r.params = check_forward(kForward, desc(input), desc(grid), a);
+  r.params = check_forward(kForward, desc_of(input), desc_of(grid), a);
   r.output = at::empty(output_shape(input.sizes(), grid.sizes()), input.options());
   strides_of(input, false, r.params.input_stride);
   strides_of(grid, true, r.params.grid_stride);
@@ -115,7 +102,7 @@ GridSampleBackward prepare_grid_sample_backward(const at::Tensor& grad_output, c
                                                 const at::Tensor& grid, const GridSampleArgs& a,
                                                 std::array<bool, 2> output_mask) {
   GridSampleBackward r;
-  r.params = check_backward(desc(grad_output), desc(input), desc(grid), a);
+  r.params = check_backward(desc_of(grad_output), desc_of(input), desc_of(grid), a);
   r.want_input = output_mask[0];
   r.want_grid = output_mask[1];
   r.grad_input = r.want_input ? at::empty(input.sizes(), input.options()) : at::empty({0}, input.options());

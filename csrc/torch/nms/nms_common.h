@@ -9,25 +9,15 @@
 #include <tuple>
 
 #include "../../kernels/nms/nms.h"
+#include "../frontend_util.h"
 
 namespace twinops {
 namespace nms {
 namespace torch_op {
 
-// What the checks read of a tensor: no data, so the fake kernels can pass the same.
-struct Desc {
-  at::IntArrayRef shape;
-  at::ScalarType dtype;
-  c10::Device device;
-};
-
-// A tensor's Desc (its shape stays a view of t's sizes).
-inline Desc desc_of(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(), t.device()}; }
-
-// float32, float64, float16 or bfloat16: the boxes' and scores' dtypes.
-inline bool floating(at::ScalarType s) {
-  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
-}
+using ::twinops::torch_frontend::Desc;
+using ::twinops::torch_frontend::desc_of;
+using ::twinops::torch_frontend::floating;
 
 // Fails unless `t` (the argument `name` of `who`) is a dense (strided) tensor.
 void check_dense(const std::string& who, const char* name, const at::Tensor& t);
