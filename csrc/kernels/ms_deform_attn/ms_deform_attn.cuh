@@ -75,6 +75,11 @@ struct SampleTaps {
   Acc w[4], dwx[4], dwy[4];
   Acc mult_x, mult_y;  // d pixel / d location, per axis
 
+  TWIN_HD SampleTaps() {  // a NaN sample's: no taps
+    for (int t = 0; t < 4; ++t) row[t] = -1, w[t] = dwx[t] = dwy[t] = Acc(0);
+    mult_x = mult_y = Acc(0);
+  }
+
   TWIN_HD void fill(const sampling::AxisTaps<2, Acc>& ax, const sampling::AxisTaps<2, Acc>& ay, int64_t w_level) {
     for (int t = 0; t < 4; ++t) {
       const int kx = t & 1, ky = t >> 1;

@@ -122,6 +122,7 @@ Backward prepare_backward(const at::Tensor& grad_output, const Inputs& in, std::
   Backward r;
   r.params = check_backward(desc_of(grad_output), descs(in));
   r.want = output_mask;
+  level_table(kBackward, in, r.params, &r.shapes, &r.starts);
   const at::Tensor* like[3] = {&in.value, &in.loc, &in.weights};
   at::Tensor* out[3] = {&r.grad_value, &r.grad_loc, &r.grad_weight};
   for (int k = 0; k < 3; ++k)
@@ -145,7 +146,8 @@ at::Tensor ms_deform_attn_cpu(const at::Tensor& value, const at::Tensor& spatial
   const Inputs in{value, spatial_shapes, level_start_index, loc, weights};
   Forward r = prepare_forward(in);
   if (r.output.numel() == 0) return r.output;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, value.scalar_type(), "twinops_ms_deform_attn_cpu", [&] {
+  dispatch_floating(value.scalar_type(), true, [&](auto tag) {
+    using scalar_t = decltype(tag);
     forward_cpu<scalar_t>(r.params, value.const_data_ptr<scalar_t>(), r.shapes.const_data_ptr<int64_t>(),
                           r.starts.const_data_ptr<int64_t>(), loc.const_data_ptr<scalar_t>(),
                           weights.const_data_ptr<scalar_t>(), r.output.mutable_data_ptr<scalar_t>(), parallel_for);
@@ -159,8 +161,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ms_deform_attn_backward_cpu(
     std::array<bool, 3> output_mask) {
   const Inputs in{value, spatial_shapes, level_start_index, loc, weights};
   Backward r = prepare_backward(grad_output, in, output_mask);
-  at::Tensor shapes, starts;
-  level_table(kBackward, in, r.params, &shapes, &starts);
   const bool gv = r.want[0] && r.grad_value.numel() > 0, gl = r.want[1] && r.grad_loc.numel() > 0,
              gw = r.want[2] && r.grad_weight.numel() > 0;
   // An empty grad_output (D or M of 0) still has grad_loc and grad_weight: zeros.
@@ -171,17 +171,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ms_deform_attn_backward_cpu(
     return {r.grad_value, r.grad_loc, r.grad_weight};
   }
   if (!gv && !gl && !gw) return {r.grad_value, r.grad_loc, r.grad_weight};
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, value.scalar_type(), "twinops_ms_deform_attn_backward_cpu",
-                                  [&] {
-                                    backward_cpu<scalar_t>(
-                                        r.params, grad_output.const_data_ptr<scalar_t>(),
-                                        value.const_data_ptr<scalar_t>(), shapes.const_data_ptr<int64_t>(),
-                                        starts.const_data_ptr<int64_t>(), loc.const_data_ptr<scalar_t>(),
-                                        weights.const_data_ptr<scalar_t>(),
-                                        gv ? r.grad_value.mutable_data_ptr<scalar_t>() : nullptr,
-                                        gl ? r.grad_loc.mutable_data_ptr<scalar_t>() : nullptr,
-                                        gw ? r.grad_weight.mutable_data_ptr<scalar_t>() : nullptr, parallel_for);
-                                  });
+  dispatch_floating(value.scalar_type(), true, [&](auto tag) {
+    using scalar_t = decltype(tag);
+    backward_cpu<scalar_t>(r.params, grad_output.const_data_ptr<scalar_t>(), value.const_data_ptr<scalar_t>(),
+                           r.shapes.const_data_ptr<int64_t>(), r.starts.const_data_ptr<int64_t>(),
+                           loc.const_data_ptr<scalar_t>(), weights.const_data_ptr<scalar_t>(),
+                           gv ? r.grad_value.mutable_data_ptr<scalar_t>() : nullptr,
+                           gl ? r.grad_loc.mutable_data_ptr<scalar_t>() : nullptr,
+                           gw ? r.grad_weight.mutable_data_ptr<scalar_t>() : nullptr, parallel_for);
+  });
   return {r.grad_value, r.grad_loc, r.grad_weight};
 }
 

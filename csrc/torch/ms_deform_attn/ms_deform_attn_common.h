@@ -38,6 +38,7 @@ struct Backward {
   Params params;
   at::Tensor grad_value, grad_loc, grad_weight;
   std::array<bool, 3> want{};
+  at::Tensor shapes, starts;  // as Forward's
 };
 
 // Throw c10::Error with a message naming the argument ("torch.ops.twinops.ms_deform_attn: ...").
@@ -45,6 +46,21 @@ struct Backward {
 // CUDA, call them under the device guard (they allocate).
 Forward prepare_forward(const Inputs& in);
 Backward prepare_backward(const at::Tensor& grad_output, const Inputs& in, std::array<bool, 3> output_mask);
+
+// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
+// double when `with_double` (the CPU kernels; CUDA runs the first three).
+template <typename Fn>
+void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
+  switch (dtype) {
+    case at::kFloat: return fn(float{});
+    case at::kHalf: return fn(c10::Half{});
+    case at::kBFloat16: return fn(c10::BFloat16{});
+    case at::kDouble:
+      if (with_double) return fn(double{});
+      [[fallthrough]];
+    default: fail("twinops.ms_deform_attn: no kernel for " + std::string(c10::toString(dtype)));
+  }
+}
 
 }  // namespace torch_op
 }  // namespace ms_deform_attn

@@ -1,0 +1,333 @@
+// CUDA kernels of ms_deform_attn (the math is ms_deform_attn.cuh's, as the CPU loops).
+//
+// Forward: one thread per output element (n, q, m, d), d fastest, so a warp's loads of one tap
+// read consecutive channels of one value row. Backward, deterministic:
+// - grad_loc and grad_weight: one thread per sample (n, q, m, l, p), its taps once, the sum over
+//   the D channels in channel order (no atomics);
+// - grad_value: the same threads add grad_output * weight * tap weight of every channel into a
+//   64-bit fixed-point accumulator per value element (../fixed_scatter.cuh: integer addition is
+//   associative, so the sum is bitwise the same whatever the schedule). The scale of a plane
+//   (n, m) comes from a bound on what one element can receive: max |grad_output| over the plane
+//   times max |attention weight| over it (tap weights are at most 1) times Lq * P (an element
+//   lies in one level, and each (query, point) of the plane adds to it at most once). Passes:
+//   the plane maxima, their fractional bits, the samples, the conversion to value's dtype.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "../dtype_convert.cuh"
+#include "../fixed_scatter.cuh"
+#include "../workspace.h"
+#include "ms_deform_attn.cuh"
+#include "ms_deform_attn_cuda.h"
+
+namespace twinops {
+namespace ms_deform_attn {
+
+namespace fs = ::twinops::fixed_scatter;
+
+namespace kernels {
+
+constexpr int kThreads = 256;
+
+inline unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+
+template <typename T>
+__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
+  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
+}
+template <typename T, typename Acc>
+__device__ __forceinline__ T store_as(Acc v) {
+  return DtypeConvert<T>::template store<Acc>(v);
+}
+
+// The taps of sample (n, q, m, l, k) and its weight; false for a NaN sample (its location, or
+// its level not fitting in S). start: the level's first row.
+template <typename T, typename I, typename Acc>
+__device__ __forceinline__ bool sample_of(const Params& p, const I* shapes, const I* starts, const T* loc,
+                                          const T* weights, int64_t n, int64_t q, int64_t m, int64_t l, int64_t k,
+                                          int64_t* start, SampleTaps<Acc>* st, Acc* a) {
+  const int64_t* ls = p.loc_stride;
+  const int64_t* ws = p.weight_stride;
+  *a = load(weights + n * ws[0] + q * ws[1] + m * ws[2] + l * ws[3] + k * ws[4]);
+  int64_t h, w;
+  if (!level_of(shapes, starts, l, p.s, &h, &w, start)) return false;
+  const T* xy = loc + n * ls[0] + q * ls[1] + m * ls[2] + l * ls[3] + k * ls[4];
+  sampling::AxisTaps<2, Acc> ax, ay;
+  if (!location_taps<Acc>(load(xy), load(xy + ls[5]), h, w, &ax, &ay)) return false;
+  st->fill(ax, ay, w);
+  return true;
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const Params p, const T* __restrict__ value, const I* __restrict__ shapes,
+                   const I* __restrict__ starts, const T* __restrict__ loc, const T* __restrict__ weights,
+                   T* __restrict__ out, int64_t count) {
+  using Acc = typename OpMath<T>::type;
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const int64_t d = e % p.d, m = (e / p.d) % p.m, q = (e / (p.d * p.m)) % p.lq, n = e / (p.d * p.m * p.lq);
+  const int64_t* vs = p.value_stride;
+  const T* v = value + n * vs[0] + m * vs[2] + d * vs[3];
+  Acc acc = Acc(0);
+  for (int64_t l = 0; l < p.levels; ++l) {
+    for (int64_t k = 0; k < p.points; ++k) {
+      int64_t start;
+      SampleTaps<Acc> st;
+      Acc a;
+      Acc s = Acc(0);
+      if (!sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a)) {
+        s = quiet_nan<Acc>();
+      } else {
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+          if (st.row[t] >= 0) s += st.w[t] * load(v + (start + st.row[t]) * vs[1]);
+      }
+      acc += a * s;
+    }
+  }
+  const int64_t* os = p.out_stride;
+  out[n * os[0] + q * os[1] + (m * p.d + d) * os[2]] = store_as<T>(acc);
+}
+
+// Byte offsets of the backward's workspace (grad_value only): an accumulator and flags per value
+// element, each plane's max |grad_output| and max |weight| (float bits, fs::max_of_bits) and its
+// fractional bits.
+struct FixedLayout {
+  size_t acc, flags, go_max, a_max, zeroed, frac, bytes;
+};
+
+FixedLayout fixed_layout(const Params& p) {
+  const int64_t planes = p.n * p.m, elems = p.n * p.s * p.m * p.d;
+  WorkspaceOffsets w;
+  FixedLayout L{};
+  L.acc = w.take(sizeof(unsigned long long) * static_cast<size_t>(elems));
+  L.flags = w.take(sizeof(uint32_t) * static_cast<size_t>(fs::flag_words(elems)));
+  L.go_max = w.take(sizeof(uint32_t) * static_cast<size_t>(planes));
+  L.a_max = w.take(sizeof(uint32_t) * static_cast<size_t>(planes));
+  L.zeroed = w.end;  // the arrays above start at zero; frac is written whole
+  L.frac = w.take(sizeof(int32_t) * static_cast<size_t>(planes));
+  L.bytes = w.end;
+  return L;
+}
+
+// The block's max of `bits` (non-negative float bits) raised into *slot with one atomic.
+__device__ __forceinline__ void block_max_into(uint32_t bits, uint32_t* slot) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
+  __shared__ uint32_t warp_max[kThreads / 32];
+  __syncthreads();  // warp_max is reused by the caller's second call
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
+    if (bits != 0) atomicMax(slot, bits);
+  }
+}
+
+__device__ __forceinline__ uint32_t abs_bits(float v) {
+  const float a = fabsf(v);
+  return a <= 3.402823466e38f ? __float_as_uint(a) : 0u;  // finite only (NaN fails the comparison)
+}
+
+// Plane (n, m) = blockIdx.y: max |grad_output| over its (q, d) and max |weight| over its
+// (q, l, p), the block's threads striding over them.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) plane_max_kernel(const Params p, const T* __restrict__ gout,
+                                                             const T* __restrict__ weights, int64_t plane0,
+                                                             uint32_t* __restrict__ go_max,
+                                                             uint32_t* __restrict__ a_max) {
+  const int64_t plane = plane0 + blockIdx.y, n = plane / p.m, m = plane - n * p.m;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t* os = p.out_stride;
+  uint32_t bits = 0;
+  for (int64_t i = first; i < p.lq * p.d; i += stride) {
+    const int64_t q = i / p.d, d = i - q * p.d;
+    bits = max(bits, abs_bits(static_cast<float>(load(gout + n * os[0] + q * os[1] + (m * p.d + d) * os[2]))));
+  }
+  block_max_into(bits, go_max + plane);
+  const int64_t* ws = p.weight_stride;
+  const int64_t lp = p.levels * p.points;
+  bits = 0;
+  for (int64_t i = first; i < p.lq * lp; i += stride) {
+    const int64_t q = i / lp, r = i - q * lp, l = r / p.points, k = r - l * p.points;
+    bits = max(bits, abs_bits(static_cast<float>(load(weights + n * ws[0] + q * ws[1] + m * ws[2] + l * ws[3] +
+                                                      k * ws[4]))));
+  }
+  block_max_into(bits, a_max + plane);
+}
+
+__global__ void __launch_bounds__(kThreads) frac_kernel(const uint32_t* __restrict__ go_max,
+                                                        const uint32_t* __restrict__ a_max, double most,
+                                                        int32_t* __restrict__ frac, int64_t planes) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < planes)
+    frac[i] = fs::frac_bits(static_cast<double>(fs::max_of_bits(go_max[i])) *
+                            static_cast<double>(fs::max_of_bits(a_max[i])) * most);
+}
+
+// One thread per sample (n, q, m, l, k) of `count`: grad_weight and grad_loc (when not null) as
+// the channel-ordered sums, and grad_value's contributions into the accumulators (when acc is
+// not null).
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    sample_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ value,
+                  const I* __restrict__ shapes, const I* __restrict__ starts, const T* __restrict__ loc,
+                  const T* __restrict__ weights, int64_t count, const int32_t* __restrict__ frac,
+                  unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ gloc,
+                  T* __restrict__ gweight) {
+  using Acc = typename OpMath<T>::type;
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const int64_t k = e % p.points, l = (e / p.points) % p.levels, m = (e / (p.points * p.levels)) % p.m;
+  const int64_t q = (e / (p.points * p.levels * p.m)) % p.lq, n = e / (p.points * p.levels * p.m * p.lq);
+  int64_t start = 0;
+  SampleTaps<Acc> st;
+  Acc a;
+  const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+  const int64_t* os = p.out_stride;
+  const int64_t* vs = p.value_stride;
+  const T* go = gout + n * os[0] + q * os[1] + m * p.d * os[2];
+  const T* v = value + n * vs[0] + m * vs[2];
+  int64_t elem[4];  // the taps' element of channel 0 in the contiguous (N, S, M, D) accumulators
+#pragma unroll
+  for (int t = 0; t < 4; ++t) elem[t] = ((n * p.s + start + st.row[t]) * p.m + m) * p.d;
+  const int f = acc != nullptr ? frac[n * p.m + m] : 0;
+  Acc ga = Acc(0), gx = Acc(0), gy = Acc(0);
+  for (int64_t d = 0; d < p.d; ++d) {
+    const Acc g = load(go + d * os[2]);
+    if (!ok) {
+      const Acc nan = quiet_nan<Acc>();
+      ga += g * nan, gx += g * nan, gy += g * nan;
+      continue;
+    }
+    Acc s = Acc(0), sx = Acc(0), sy = Acc(0);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      if (st.row[t] < 0) continue;
+      const Acc x = load(v + (start + st.row[t]) * vs[1] + d * vs[3]);
+      s += st.w[t] * x;
+      sx += st.dwx[t] * x;
+      sy += st.dwy[t] * x;
+      if (acc != nullptr) fs::add(acc, flags, elem[t] + d, static_cast<float>(g * a * st.w[t]), f);
+    }
+    ga += g * s;
+    gx += g * a * sx;
+    gy += g * a * sy;
+  }
+  if (gweight != nullptr) {
+    const int64_t* s = p.grad_weight_stride;
+    gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = store_as<T>(ga);
+  }
+  if (gloc != nullptr) {
+    const int64_t* s = p.grad_loc_stride;
+    T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
+    gl[0] = store_as<T>(ok ? gx * st.mult_x : gx);
+    gl[s[5]] = store_as<T>(ok ? gy * st.mult_y : gy);
+  }
+}
+
+// Element i of the contiguous (N, S, M, D) grad_value from its accumulator, flags and plane's scale.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) finish_kernel(const Params p, const unsigned long long* __restrict__ acc,
+                                                          const uint32_t* __restrict__ flags,
+                                                          const int32_t* __restrict__ frac, int64_t count,
+                                                          T* __restrict__ gvalue) {
+  using Acc = typename OpMath<T>::type;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const int64_t m = (i / p.d) % p.m, n = i / (p.s * p.m * p.d);
+  gvalue[i] = store_as<T>(static_cast<Acc>(
+      fs::fixed_value(static_cast<int64_t>(acc[i]), fs::element_flags(flags, i), frac[n * p.m + m])));
+}
+
+// Planes per launch row range (gridDim.y), and the plane-max blocks per plane.
+constexpr int64_t kMaxRows = 65535;
+constexpr int64_t kPlaneMaxBlocks = 1024;
+
+}  // namespace kernels
+
+size_t backward_workspace_bytes(const Params& p, bool grad_value) {
+  return grad_value ? kernels::fixed_layout(p).bytes : 0;
+}
+
+bool grad_value_contiguous(const Params& p) {
+  const int64_t* s = p.grad_value_stride;
+  return s[3] == 1 && s[2] == p.d && s[1] == p.m * p.d && s[0] == p.s * p.m * p.d;
+}
+
+template <typename T, typename I>
+cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const I* starts, const T* loc,
+                         const T* weights, T* out, cudaStream_t stream) {
+  const int64_t count = p.n * p.lq * p.m * p.d;
+  if (count == 0) return cudaSuccess;
+  kernels::forward_kernel<T, I><<<kernels::blocks_for(count), kernels::kThreads, 0, stream>>>(
+      p, value, shapes, starts, loc, weights, out, count);
+  return cudaGetLastError();
+}
+
+template <typename T, typename I>
+cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const I* shapes, const I* starts,
+                          const T* loc, const T* weights, T* gvalue, T* gloc, T* gweight, void* workspace,
+                          cudaStream_t stream) {
+  using namespace kernels;
+  cudaError_t e;
+  const int64_t elems = p.n * p.s * p.m * p.d, planes = p.n * p.m;
+  const int64_t samples = p.n * p.lq * p.m * p.levels * p.points;
+  unsigned long long* acc = nullptr;
+  uint32_t* flags = nullptr;
+  int32_t* frac = nullptr;
+  if (gvalue != nullptr) {
+    if (!grad_value_contiguous(p) || workspace == nullptr) return cudaErrorInvalidValue;
+    const FixedLayout L = fixed_layout(p);
+    char* ws = static_cast<char*>(workspace);
+    acc = reinterpret_cast<unsigned long long*>(ws + L.acc);
+    flags = reinterpret_cast<uint32_t*>(ws + L.flags);
+    auto* go_max = reinterpret_cast<uint32_t*>(ws + L.go_max);
+    auto* a_max = reinterpret_cast<uint32_t*>(ws + L.a_max);
+    frac = reinterpret_cast<int32_t*>(ws + L.frac);
+    if ((e = cudaMemsetAsync(ws, 0, L.zeroed, stream)) != cudaSuccess) return e;
+    const int64_t work = std::max(p.lq * p.d, p.lq * p.levels * p.points);
+    const int64_t per_plane = std::min<int64_t>(blocks_for(work), std::max<int64_t>(1, kPlaneMaxBlocks / planes));
+    for (int64_t r0 = 0; work > 0 && r0 < planes; r0 += kMaxRows) {
+      const dim3 g(static_cast<unsigned>(std::max<int64_t>(1, per_plane)),
+                   static_cast<unsigned>(std::min(planes - r0, kMaxRows)));
+      plane_max_kernel<T><<<g, kThreads, 0, stream>>>(p, gout, weights, r0, go_max, a_max);
+      if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    const double most = static_cast<double>(p.lq) * static_cast<double>(p.points);
+    if (planes > 0) {
+      frac_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(go_max, a_max, most, frac, planes);
+      if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+  }
+  if (samples > 0) {
+    sample_kernel<T, I><<<blocks_for(samples), kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights,
+                                                                      samples, frac, acc, flags, gloc, gweight);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  if (gvalue != nullptr && elems > 0) {
+    finish_kernel<T><<<blocks_for(elems), kThreads, 0, stream>>>(p, acc, flags, frac, elems, gvalue);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+#define TWIN_INSTANTIATE(T, I)                                                                                    \
+  template cudaError_t forward_cuda<T, I>(const Params&, const T*, const I*, const I*, const T*, const T*, T*,  \
+                                          cudaStream_t);                                                        \
+  template cudaError_t backward_cuda<T, I>(const Params&, const T*, const T*, const I*, const I*, const T*,     \
+                                           const T*, T*, T*, T*, void*, cudaStream_t);
+TWIN_INSTANTIATE(float, int32_t)
+TWIN_INSTANTIATE(float, int64_t)
+TWIN_INSTANTIATE(__half, int32_t)
+TWIN_INSTANTIATE(__half, int64_t)
+TWIN_INSTANTIATE(__nv_bfloat16, int32_t)
+TWIN_INSTANTIATE(__nv_bfloat16, int64_t)
+#undef TWIN_INSTANTIATE
+
+}  // namespace ms_deform_attn
+}  // namespace twinops

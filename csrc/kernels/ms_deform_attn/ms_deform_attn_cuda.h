@@ -1,0 +1,35 @@
+// The CUDA launchers of ms_deform_attn (ms_deform_attn.cu), for the torch frontend and the
+// plugins: float, __half and __nv_bfloat16 data (float64 runs on the CPU only), int32_t or
+// int64_t level tables (contiguous, on the device). Every launcher returns the CUDA status.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "ms_deform_attn.cuh"
+
+namespace twinops {
+namespace ms_deform_attn {
+
+// out: (N, Lq, M * D), strided by p.out_stride.
+template <typename T, typename I>
+cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const I* starts, const T* loc,
+                         const T* weights, T* out, cudaStream_t stream);
+
+// Workspace of backward_cuda: the fixed-point accumulators when grad_value is asked for, else 0.
+size_t backward_workspace_bytes(const Params& p, bool grad_value);
+
+// Whether p's grad_value strides are the contiguous (N, S, M, D) ones, which backward_cuda needs.
+bool grad_value_contiguous(const Params& p);
+
+// The gradients asked for (the others null): grad_value (contiguous (N, S, M, D)), grad_loc and
+// grad_weight (strided by p's grad strides); gout strided by p.out_stride. Deterministic: bitwise
+// the same run to run. workspace: backward_workspace_bytes(p, gvalue != nullptr) bytes.
+template <typename T, typename I>
+cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const I* shapes, const I* starts,
+                          const T* loc, const T* weights, T* gvalue, T* gloc, T* gweight, void* workspace,
+                          cudaStream_t stream);
+
+}  // namespace ms_deform_attn
+}  // namespace twinops
