@@ -555,7 +555,7 @@ def test_declaration_is_consistent(op):
     in the torch op's argument order, a reference kernel, tolerances for every dtype."""
     assert callable(_api(op)) and isinstance(opdef.resolve(op.module)(**op.samples[0].kwargs), torch.nn.Module)
     schema = [a.name for a in onnx_nodes._torch_schema(op.node).arguments]
-    assert schema[-len(op.node.attrs):] == [a.name for a in op.node.attrs]
+    assert schema[len(schema) - len(op.node.attrs):] == [a.name for a in op.node.attrs]
     assert op.node.reference is not None and callable(opdef.resolve(op.node.reference))
     assert set(op.dtypes) <= set(opdef.resolve(op.tolerances))
     # an op with TensorRT plugins has one for its own node (an op may have none yet)

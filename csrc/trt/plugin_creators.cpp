@@ -3,6 +3,7 @@
 // IPluginV2DynamicExt "legacy", through every registration path (getCreators,
 // getPluginCreators, registration at load time); a creator marked v3_only as IPluginV3 "1" alone.
 #include "grid_sample/grid_sample_core.h"
+#include "ms_deform_attn/ms_deform_attn_core.h"
 #include "nms/nms_core.h"
 #include "op_core.h"
 #include "resize/resize_core.h"
@@ -22,6 +23,9 @@ const std::vector<OpCreator>& op_creators() {
       nms::plugin::twinops_batched_nms_padded_creator(),  // fixed shapes: every version
       nms::plugin::efficient_nms_creator(),               // TensorRT's node, namespace "twinops"
       nms::plugin::trt_batched_nms_creator(),             // MMDeploy drop-in
+      ms_deform_attn::plugin::twinops_ms_deform_attn_creator(),  // twinops' node
+      ms_deform_attn::plugin::mmcv_ms_deform_attn_creator(),     // MMDeploy drop-in
+      ms_deform_attn::plugin::trt_ms_deform_attn_creator(),      // TensorRT's layout, namespace "twinops"
 #if TWIN_TRT_HAS_V3
       nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
       nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only

@@ -93,6 +93,14 @@ def _ms_deform_attn(tensors, who: str) -> Tensor:
         raise renamed(e, who) from None
 
 
+def heads_layout(value: Tensor, spatial_shapes: Tensor, level_start_index: Tensor, sampling_locations: Tensor,
+                 attention_weights: Tensor) -> Tensor:
+    """:func:`ms_deform_attn`'s result as (N, Lq, M, D): the output layout of TensorRT's
+    ``MultiscaleDeformableAttnPlugin_TRT``, which twinops' drop-in of that name computes."""
+    out = ms_deform_attn(value, spatial_shapes, level_start_index, sampling_locations, attention_weights)
+    return out.view(out.shape[0], out.shape[1], value.shape[2], value.shape[3])
+
+
 class MSDeformAttn(torch.nn.Module):
     """Module form of :func:`ms_deform_attn` (no parameters): ``forward(value, spatial_shapes,
     level_start_index, sampling_locations, attention_weights)`` -> (N, Lq, M * D)."""

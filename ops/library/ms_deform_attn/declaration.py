@@ -4,8 +4,11 @@
 ``twinops::ms_deform_attn_backward``) and the ONNX node ``TwinopsMSDeformAttn``: mmcv's
 ``MultiScaleDeformableAttnFunction`` / ``multi_scale_deformable_attn_pytorch`` (Deformable DETR's
 op), the value pyramid sampled bilinearly at each query's points (align_corners=False, zero
-padding) and summed with the attention weights. No attributes. The plugins come later; the op is
-declared without them (its plugin tests and ``check``'s plugin rows skip, saying why).
+padding) and summed with the attention weights. No attributes. Three plugin creators run its
+forward: ``TwinopsMSDeformAttn`` (the node the exporters write), MMDeploy's
+``MMCVMultiScaleDeformableAttention`` and TensorRT's ``MultiscaleDeformableAttnPlugin_TRT`` layout
+(output (N, Lq, M, D); registered in plugin namespace ``twinops`` only, so a node selects it with
+``plugin_namespace="twinops"`` and libnvinfer_plugin's own stays usable).
 
 Everything else (argument checks, exporters, onnx.reference, ``twinops check`` / ``regress``
 cases, conformance tests, ``python -m twinops ops``) reads this declaration.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ...opdef import DOMAIN, FLOATING, OpDef, Node, Sample, TensorArg, register
+from ...opdef import DOMAIN, FLOATING, Creator, Node, OpDef, Sample, TensorArg, register
 
 _REF = "twinops.library.ms_deform_attn.reference"
 _STRATEGIES = "twinops.library.ms_deform_attn.strategies"
@@ -53,7 +56,15 @@ MS_DEFORM_ATTN = register(OpDef(
     api="twinops:ms_deform_attn", module="twinops:MSDeformAttn",
     inputs=INPUTS, outputs=(OUTPUT,), args=(),
     node=MS_DEFORM_ATTN_NODE,
-    plugins=(),
+    plugins=(
+        Creator("TwinopsMSDeformAttn", fields=(), doc="twinops' node"),
+        Creator("MMCVMultiScaleDeformableAttention", fields=(), example=({}, {}), domain="mmdeploy",
+                doc="MMDeploy's node (drop-in; no fields, its im2col_step attribute ignored)"),
+        Creator("MultiscaleDeformableAttnPlugin_TRT", fields=(), example=({"plugin_namespace": "twinops"}, {}),
+                domain="twinops", domain_only=True, api="twinops.library.ms_deform_attn.api:heads_layout",
+                doc="TensorRT's plugin layout, output (N, Lq, M, D) (drop-in; a node selects it with "
+                    "plugin_namespace=\"twinops\")"),
+    ),
     backward_op="twinops::ms_deform_attn_backward",
     reference=f"{_REF}:ms_deform_attn_reference",
     reference_doc="per-level F.grid_sample (float64, bilinear, zeros, align_corners=False) weighted and summed",
