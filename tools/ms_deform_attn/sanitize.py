@@ -47,6 +47,8 @@ def cases(g: torch.Generator, quick: bool) -> int:
                 n += 1
     value, spatial, starts, loc, weights = _inputs(g, 1, [(4, 4), (2, 2)], 2, 4, 0, 2, torch.float32, torch.int64)
     _run(value, spatial, starts, loc, weights, g)  # no queries
+    if g.device.type != "cuda":
+        return n + 1  # the CPU checks the table's values and refuses these
     # Level tables that do not fit value (no host check on CUDA): NaN outputs, no read outside.
     value, spatial, starts, loc, weights = _inputs(g, 1, [(4, 4), (2, 2)], 2, 4, 3, 2, torch.float32, torch.int64)
     for bad_shapes, bad_starts in (([[4, 4], [2, 2]], [0, 19]), ([[4, 4], [9, 9]], [0, 16]),
