@@ -2,9 +2,9 @@
 //
 // Forward: one thread per output element (n, q, m, d), d fastest, so a warp's loads of one tap
 // read consecutive channels of one value row. Backward, deterministic:
-// - grad_loc and grad_weight: one thread per sample (n, q, m, l, p), its taps once, the sum over
-//   the D channels in channel order (no atomics);
-// - grad_value: the same threads add grad_output * weight * tap weight of every channel into a
+// - grad_loc and grad_weight: one warp per query head (n, q, m), its lanes over the channels,
+//   each sample's channel sum in a fixed shuffle tree (no atomics);
+// - grad_value: the same lanes add grad_output * weight * tap weight of their channels into a
 //   64-bit fixed-point accumulator per value element (../fixed_scatter.cuh: integer addition is
 //   associative, so the sum is bitwise the same whatever the schedule). The scale of a plane
 //   (n, m) comes from a bound on what one element can receive: max |grad_output| over the plane
@@ -169,64 +169,81 @@ __global__ void __launch_bounds__(kThreads) frac_kernel(const uint32_t* __restri
                             static_cast<double>(fs::max_of_bits(a_max[i])) * most);
 }
 
-// One thread per sample (n, q, m, l, k) of `count`: grad_weight and grad_loc (when not null) as
-// the channel-ordered sums, and grad_value's contributions into the accumulators (when acc is
-// not null).
+// The warp's sum of v in a fixed tree (lane 0 holds it): the same bits every run.
+template <typename Acc>
+__device__ __forceinline__ Acc warp_sum(Acc v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// One warp per query head (n, q, m) of `heads`, its lanes over the channels (d = lane, lane + 32,
+// ...). For each sample (l, k) every lane computes the taps (the location and weight loads are
+// broadcasts), reads its channels of the four taps (consecutive across the lanes), adds its
+// channels' grad_value contributions (when acc is not null; neighbouring addresses per warp),
+// and keeps its channels' partial sums of grad_weight and grad_loc, which the warp then sums in
+// a fixed tree for lane 0 to write (when gweight / gloc are not null).
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     sample_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ value,
                   const I* __restrict__ shapes, const I* __restrict__ starts, const T* __restrict__ loc,
-                  const T* __restrict__ weights, int64_t count, const int32_t* __restrict__ frac,
+                  const T* __restrict__ weights, int64_t heads, const int32_t* __restrict__ frac,
                   unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ gloc,
                   T* __restrict__ gweight) {
   using Acc = typename OpMath<T>::type;
-  const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= count) return;
-  const int64_t k = e % p.points, l = (e / p.points) % p.levels, m = (e / (p.points * p.levels)) % p.m;
-  const int64_t q = (e / (p.points * p.levels * p.m)) % p.lq, n = e / (p.points * p.levels * p.m * p.lq);
-  int64_t start = 0;
-  SampleTaps<Acc> st;
-  Acc a;
-  const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (h >= heads) return;  // h is the same for the whole warp: it leaves together
+  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
   const int64_t* os = p.out_stride;
   const int64_t* vs = p.value_stride;
   const T* go = gout + n * os[0] + q * os[1] + m * p.d * os[2];
   const T* v = value + n * vs[0] + m * vs[2];
-  int64_t elem[4];  // the taps' element of channel 0 in the contiguous (N, S, M, D) accumulators
-#pragma unroll
-  for (int t = 0; t < 4; ++t) elem[t] = ((n * p.s + start + st.row[t]) * p.m + m) * p.d;
   const int f = acc != nullptr ? frac[n * p.m + m] : 0;
-  Acc ga = Acc(0), gx = Acc(0), gy = Acc(0);
-  for (int64_t d = 0; d < p.d; ++d) {
-    const Acc g = load(go + d * os[2]);
-    if (!ok) {
-      const Acc nan = quiet_nan<Acc>();
-      ga += g * nan, gx += g * nan, gy += g * nan;
-      continue;
-    }
-    Acc s = Acc(0), sx = Acc(0), sy = Acc(0);
+  for (int64_t l = 0; l < p.levels; ++l) {
+    for (int64_t k = 0; k < p.points; ++k) {
+      int64_t start = 0;
+      SampleTaps<Acc> st;
+      Acc a;
+      const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+      int64_t elem[4];  // the taps' element of channel 0 in the contiguous (N, S, M, D) accumulators
 #pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      if (st.row[t] < 0) continue;
-      const Acc x = load(v + (start + st.row[t]) * vs[1] + d * vs[3]);
-      s += st.w[t] * x;
-      sx += st.dwx[t] * x;
-      sy += st.dwy[t] * x;
-      if (acc != nullptr) fs::add(acc, flags, elem[t] + d, static_cast<float>(g * a * st.w[t]), f);
+      for (int t = 0; t < 4; ++t) elem[t] = ((n * p.s + start + st.row[t]) * p.m + m) * p.d;
+      Acc ga = Acc(0), gx = Acc(0), gy = Acc(0);
+      for (int64_t d = lane; d < p.d; d += 32) {
+        const Acc g = load(go + d * os[2]);
+        if (!ok) {
+          const Acc nan = quiet_nan<Acc>();
+          ga += g * nan, gx += g * nan, gy += g * nan;
+          continue;
+        }
+        Acc s = Acc(0), sx = Acc(0), sy = Acc(0);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          if (st.row[t] < 0) continue;
+          const Acc x = load(v + (start + st.row[t]) * vs[1] + d * vs[3]);
+          s += st.w[t] * x;
+          sx += st.dwx[t] * x;
+          sy += st.dwy[t] * x;
+          if (acc != nullptr) fs::add(acc, flags, elem[t] + d, static_cast<float>(g * a * st.w[t]), f);
+        }
+        ga += g * s;
+        gx += g * a * sx;
+        gy += g * a * sy;
+      }
+      ga = warp_sum(ga), gx = warp_sum(gx), gy = warp_sum(gy);
+      if (lane != 0) continue;
+      if (gweight != nullptr) {
+        const int64_t* s = p.grad_weight_stride;
+        gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = store_as<T>(ga);
+      }
+      if (gloc != nullptr) {
+        const int64_t* s = p.grad_loc_stride;
+        T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
+        gl[0] = store_as<T>(ok ? gx * st.mult_x : gx);
+        gl[s[5]] = store_as<T>(ok ? gy * st.mult_y : gy);
+      }
     }
-    ga += g * s;
-    gx += g * a * sx;
-    gy += g * a * sy;
-  }
-  if (gweight != nullptr) {
-    const int64_t* s = p.grad_weight_stride;
-    gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = store_as<T>(ga);
-  }
-  if (gloc != nullptr) {
-    const int64_t* s = p.grad_loc_stride;
-    T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
-    gl[0] = store_as<T>(ok ? gx * st.mult_x : gx);
-    gl[s[5]] = store_as<T>(ok ? gy * st.mult_y : gy);
   }
 }
 
@@ -276,7 +293,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
   using namespace kernels;
   cudaError_t e;
   const int64_t elems = p.n * p.s * p.m * p.d, planes = p.n * p.m;
-  const int64_t samples = p.n * p.lq * p.m * p.levels * p.points;
+  const int64_t heads = p.n * p.lq * p.m;
   unsigned long long* acc = nullptr;
   uint32_t* flags = nullptr;
   int32_t* frac = nullptr;
@@ -304,9 +321,9 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
       if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
   }
-  if (samples > 0) {
-    sample_kernel<T, I><<<blocks_for(samples), kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights,
-                                                                      samples, frac, acc, flags, gloc, gweight);
+  if (heads > 0) {  // one warp per query head
+    sample_kernel<T, I><<<blocks_for(heads * 32), kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights,
+                                                                         heads, frac, acc, flags, gloc, gweight);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (gvalue != nullptr && elems > 0) {
