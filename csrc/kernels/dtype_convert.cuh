@@ -8,6 +8,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "../common/twinops_common.h"
+
 namespace twinops {
 
 template <typename T>
@@ -45,5 +47,19 @@ struct DtypeConvert<__nv_bfloat16> {
     return __float2bfloat16_rn(static_cast<float>(v));
   }
 };
+
+#if defined(__CUDACC__)
+// An element of *p in its opmath type (OpMath, ../common/twinops_common.h), and an opmath value
+// stored as T: the kernels' loads and stores.
+template <typename T>
+__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
+  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
+}
+
+template <typename T, typename Acc>
+__device__ __forceinline__ T store_as(Acc v) {
+  return DtypeConvert<T>::template store<Acc>(v);
+}
+#endif
 
 }  // namespace twinops

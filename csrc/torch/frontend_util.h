@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 
@@ -54,6 +55,15 @@ inline Desc desc_of(const at::Tensor& t) { return Desc{t.sizes(), t.scalar_type(
 // float32, float64, float16 or bfloat16.
 inline bool floating(at::ScalarType s) {
   return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
+}
+
+// Whether autograd records anything for a call on these tensors (grad mode on and one of them
+// requiring grad): an op's autograd kernel skips its graph node otherwise.
+inline bool any_requires_grad(std::initializer_list<const at::Tensor*> ts) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor* t : ts)
+    if (t->requires_grad()) return true;
+  return false;
 }
 
 // A shape as "(2, 3, 4)".

@@ -22,6 +22,18 @@
 namespace twinops {
 namespace trt {
 
+// The TensorRT types every op core's methods name; an op's core has them through its
+// `using namespace ::twinops::trt`.
+using nvinfer1::DataType;
+using nvinfer1::DimensionOperation;
+using nvinfer1::Dims;
+using nvinfer1::DimsExprs;
+using nvinfer1::DynamicPluginTensorDesc;
+using nvinfer1::IDimensionExpr;
+using nvinfer1::IExprBuilder;
+using nvinfer1::PluginTensorDesc;
+using nvinfer1::TensorFormat;
+
 class OpCore {
  public:
   virtual ~OpCore() = default;

@@ -20,16 +20,7 @@ namespace grid_sample {
 // unreadable names in profiles.
 namespace kernels {
 
-// Element loads into the opmath type and stores from it (../dtype_convert.cuh).
-template <typename T>
-__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
-  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
-}
-
-template <typename T, typename Acc>
-__device__ __forceinline__ T store_as(Acc v) {
-  return DtypeConvert<T>::template store<Acc>(v);
-}
+// Element loads and stores: load and store_as of ../dtype_convert.cuh.
 
 template <typename Acc>
 __device__ __forceinline__ Acc nan_of() {

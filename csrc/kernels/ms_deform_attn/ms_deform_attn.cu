@@ -33,14 +33,6 @@ constexpr int kThreads = 256;
 
 inline unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
-template <typename T>
-__device__ __forceinline__ typename OpMath<T>::type load(const T* p) {
-  return DtypeConvert<T>::template load<typename OpMath<T>::type>(*p);
-}
-template <typename T, typename Acc>
-__device__ __forceinline__ T store_as(Acc v) {
-  return DtypeConvert<T>::template store<Acc>(v);
-}
 
 // The taps of sample (n, q, m, l, k) and its weight; false for a NaN sample (its location, or
 // its level not fitting in S). start: the level's first row.
@@ -232,17 +224,8 @@ __global__ void __launch_bounds__(kThreads)
         gy += g * a * sy;
       }
       ga = warp_sum(ga), gx = warp_sum(gx), gy = warp_sum(gy);
-      if (lane != 0) continue;
-      if (gweight != nullptr) {
-        const int64_t* s = p.grad_weight_stride;
-        gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = store_as<T>(ga);
-      }
-      if (gloc != nullptr) {
-        const int64_t* s = p.grad_loc_stride;
-        T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
-        gl[0] = store_as<T>(ok ? gx * st.mult_x : gx);
-        gl[s[5]] = store_as<T>(ok ? gy * st.mult_y : gy);
-      }
+      if (lane == 0)
+        store_sample_grads(p, n, q, m, l, k, ok, st, ga, gx, gy, gloc, gweight, [](Acc x) { return store_as<T>(x); });
     }
   }
 }

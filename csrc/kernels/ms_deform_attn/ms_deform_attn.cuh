@@ -93,6 +93,25 @@ struct SampleTaps {
   }
 };
 
+// Sample (n, q, m, l, k)'s gradients written where asked (gweight, gloc not null): its weight's
+// ga, and its location's from gx, gy (the sums wrt the pixel coordinates; a NaN sample's are NaN
+// already) times d pixel / d location. store(Acc) -> T converts.
+template <typename T, typename Acc, typename Store>
+TWIN_HD void store_sample_grads(const Params& p, int64_t n, int64_t q, int64_t m, int64_t l, int64_t k, bool ok,
+                                const SampleTaps<Acc>& st, Acc ga, Acc gx, Acc gy, T* gloc, T* gweight,
+                                const Store& store) {
+  if (gweight != nullptr) {
+    const int64_t* s = p.grad_weight_stride;
+    gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = store(ga);
+  }
+  if (gloc != nullptr) {
+    const int64_t* s = p.grad_loc_stride;
+    T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
+    gl[0] = store(ok ? gx * st.mult_x : gx);
+    gl[s[5]] = store(ok ? gy * st.mult_y : gy);
+  }
+}
+
 template <typename Acc>
 TWIN_HD Acc quiet_nan() {
   return Acc(NAN);

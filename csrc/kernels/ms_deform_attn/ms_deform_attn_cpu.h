@@ -118,16 +118,8 @@ void backward_cpu(const Params& p, const T* gout, const T* value, const int64_t*
             gx += g * a * sx;
             gy += g * a * sy;
           }
-          if (gweight != nullptr) {
-            const int64_t* s = p.grad_weight_stride;
-            gweight[n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4]] = static_cast<T>(ga);
-          }
-          if (gloc != nullptr) {
-            const int64_t* s = p.grad_loc_stride;
-            T* gl = gloc + n * s[0] + q * s[1] + m * s[2] + l * s[3] + k * s[4];
-            gl[0] = static_cast<T>(ok ? gx * st.mult_x : gx);
-            gl[s[5]] = static_cast<T>(ok ? gy * st.mult_y : gy);
-          }
+          store_sample_grads(p, n, q, m, l, k, ok, st, ga, gx, gy, gloc, gweight,
+                             [](Acc x) { return static_cast<T>(x); });
           if (++k == p.points) k = 0, ++l;
         });
       }

@@ -135,13 +135,6 @@ struct GridSampleBackwardFunction : public torch::autograd::Function<GridSampleB
   }
 };
 
-bool any_requires_grad(std::initializer_list<const at::Tensor*> ts) {
-  if (!at::GradMode::is_enabled()) return false;
-  for (const at::Tensor* t : ts)
-    if (t->requires_grad()) return true;
-  return false;
-}
-
 at::Tensor grid_sample_autograd(const at::Tensor& input, const at::Tensor& grid TWIN_GRID_SAMPLE_TORCH_PARAMS) {
   const Attrs a{TWIN_TORCH_OWN(TWIN_GRID_SAMPLE_ATTRS)};
   if (!any_requires_grad({&input, &grid})) {  // nothing to record: skip the graph node

@@ -79,13 +79,6 @@ struct MSDeformAttnBackwardFunction : public torch::autograd::Function<MSDeformA
   }
 };
 
-bool any_requires_grad(std::initializer_list<const at::Tensor*> ts) {
-  if (!at::GradMode::is_enabled()) return false;
-  for (const at::Tensor* t : ts)
-    if (t->requires_grad()) return true;
-  return false;
-}
-
 at::Tensor ms_deform_attn_autograd(const at::Tensor& v, const at::Tensor& s, const at::Tensor& i, const at::Tensor& l,
                                    const at::Tensor& w) {
   if (!any_requires_grad({&v, &l, &w})) {  // nothing to record: skip the graph node

@@ -14,12 +14,6 @@ namespace plugin {
 using namespace ::twinops::trt;  // the generic plugin pieces
 
 using grid_sample::GridSampleAttrs;
-using nvinfer1::DataType;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
 
 namespace {
 

@@ -15,13 +15,6 @@ namespace plugin {
 
 using namespace ::twinops::trt;  // the generic plugin pieces
 
-using nvinfer1::DataType;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
-
 namespace {
 
 // The field set of a plugin without fields (the attribute-struct interface of op_fields.h).

@@ -49,14 +49,6 @@ namespace plugin {
 
 using namespace ::twinops::trt;  // the generic plugin pieces
 
-using nvinfer1::DataType;
-using nvinfer1::Dims;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
-
 // The nodes' one attribute, A(kind, name, what, choices, default...); the range is checked
 // when a core is made.
 #define TWIN_NMS_FIELDS(A) A(::twinops::attr::Float, iou_threshold, "", ::twinops::attr::kAny, 0.5)

@@ -16,15 +16,6 @@ namespace plugin {
 
 using namespace ::twinops::trt;  // the generic plugin pieces
 
-using nvinfer1::DataType;
-using nvinfer1::DimensionOperation;
-using nvinfer1::DimsExprs;
-using nvinfer1::DynamicPluginTensorDesc;
-using nvinfer1::IDimensionExpr;
-using nvinfer1::IExprBuilder;
-using nvinfer1::PluginTensorDesc;
-using nvinfer1::TensorFormat;
-
 namespace {
 
 enum class Kind : int32_t { kTwinopsResize = 0, kDynamicTRTResize = 1, kTRTBicubicInterpolate = 2 };
