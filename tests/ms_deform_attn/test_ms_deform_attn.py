@@ -241,3 +241,20 @@ def test_level_sizes_split_s_into_levels_of_at_least_one_row(s, levels):
     for size in sizes:
         h, w = level_shape(size)
         assert h * w == size and 1 <= h <= w
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("d", [1, 8, 32, 40, 64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
+    """One thread per element and one warp per head (TWINOPS_MS_DEFORM_ATTN_FORWARD) sum alike;
+    more than 32 samples per head (L * P = 36) take two chunks of the head's table."""
+    xs = make([(9, 11), (5, 6), (3, 3), (1, 2)], n=2, m=3, d=d, lq=20, p=9, dtype=dtype, device="cuda")
+    xs[3][0, 0, 0, 0, 0] = torch.tensor([NAN, 0.5])
+    got = {}
+    for layout in ("elements", "heads"):
+        monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", layout)
+        got[layout] = twinops.ms_deform_attn(*xs)
+    assert torch.equal(got["elements"].nan_to_num(7.0), got["heads"].nan_to_num(7.0))
+    assert torch.isnan(got["heads"][0, 0, :d]).all()
+    _close(got["heads"], ms_deform_attn_reference(*xs), dtype)

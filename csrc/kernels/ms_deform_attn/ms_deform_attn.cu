@@ -1,7 +1,8 @@
 // CUDA kernels of ms_deform_attn (the math is ms_deform_attn.cuh's, as the CPU loops).
 //
-// Forward: one thread per output element (n, q, m, d), d fastest, so a warp's loads of one tap
-// read consecutive channels of one value row. Backward, deterministic:
+// Forward, two layouts (forward_layout): one thread per output element (n, q, m, d), d fastest,
+// so a warp's loads of one tap read consecutive channels of one value row; or one warp per query
+// head, its samples computed once into shared memory and its lanes over the channels. Backward, deterministic:
 // - grad_loc and grad_weight: one warp per query head (n, q, m), its lanes over the channels,
 //   each sample's channel sum in a fixed shuffle tree (no atomics);
 // - grad_value: the same lanes add grad_output * weight * tap weight of their channels into a
@@ -15,6 +16,8 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
@@ -82,6 +85,68 @@ __global__ void __launch_bounds__(kThreads)
   }
   const int64_t* os = p.out_stride;
   out[n * os[0] + q * os[1] + (m * p.d + d) * os[2]] = store_as<T>(acc);
+}
+
+// The forward with one warp per query head (n, q, m) of `heads`: the head's samples are computed
+// once, 32 at a time, one per lane, into shared memory (the taps' rows of value, their weights,
+// the attention weight; a NaN sample as weight NaN over no taps), then each lane sums its
+// channels (d = lane, lane + 32, ...) over them in forward_kernel's order and arithmetic. Where
+// forward_kernel recomputes every sample for each of the D channels, this computes it once.
+constexpr int kWarps = kThreads / 32;
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    forward_heads_kernel(const Params p, const T* __restrict__ value, const I* __restrict__ shapes,
+                         const I* __restrict__ starts, const T* __restrict__ loc, const T* __restrict__ weights,
+                         T* __restrict__ out, int64_t heads) {
+  using Acc = typename OpMath<T>::type;
+  __shared__ int64_t tap_row[kWarps][32][4];  // the tap's row of value in S, -1 outside
+  __shared__ Acc tap_w[kWarps][32][4];
+  __shared__ Acc sample_a[kWarps][32];
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (h >= heads) return;  // h is the same for the whole warp: it leaves together
+  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
+  const int64_t samples = p.levels * p.points;
+  const int64_t* vs = p.value_stride;
+  const T* v = value + n * vs[0] + m * vs[2];
+  const int64_t* os = p.out_stride;
+  T* o = out + n * os[0] + q * os[1] + m * p.d * os[2];
+  for (int64_t d0 = 0; d0 < p.d; d0 += 32) {
+    const int64_t d = d0 + lane;
+    Acc acc = Acc(0);
+    for (int64_t c0 = 0; c0 < samples; c0 += 32) {
+      const int64_t j = c0 + lane;
+      if (j < samples) {
+        const int64_t l = j / p.points, k = j - l * p.points;
+        int64_t start = 0;
+        SampleTaps<Acc> st;
+        Acc a;
+        const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          tap_row[warp][lane][t] = ok && st.row[t] >= 0 ? start + st.row[t] : -1;
+          tap_w[warp][lane][t] = st.w[t];
+        }
+        sample_a[warp][lane] = ok ? a : quiet_nan<Acc>();
+      }
+      __syncwarp();
+      const int count = static_cast<int>(samples - c0 < 32 ? samples - c0 : 32);
+      if (d < p.d) {
+        for (int i = 0; i < count; ++i) {
+          Acc s = Acc(0);
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            const int64_t r = tap_row[warp][i][t];
+            if (r >= 0) s += tap_w[warp][i][t] * load(v + r * vs[1] + d * vs[3]);
+          }
+          acc += sample_a[warp][i] * s;
+        }
+      }
+      __syncwarp();  // the next chunk overwrites the table
+    }
+    if (d < p.d) o[d * os[2]] = store_as<T>(acc);
+  }
 }
 
 // Byte offsets of the backward's workspace (grad_value only): an accumulator and flags per value
@@ -250,6 +315,14 @@ constexpr int64_t kPlaneMaxBlocks = 1024;
 
 }  // namespace kernels
 
+ForwardLayout forward_layout(const Params& p) {
+  const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_FORWARD");
+  if (v != nullptr && std::strcmp(v, "elements") == 0) return kElements;
+  if (v != nullptr && std::strcmp(v, "heads") == 0) return kHeads;
+  // Unmeasured first rule: a warp per head once its lanes are mostly busy (D >= 16).
+  return p.d >= 16 ? kHeads : kElements;
+}
+
 size_t backward_workspace_bytes(const Params& p, bool grad_value) {
   return grad_value ? kernels::fixed_layout(p).bytes : 0;
 }
@@ -264,8 +337,14 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
                          const T* weights, T* out, cudaStream_t stream) {
   const int64_t count = p.n * p.lq * p.m * p.d;
   if (count == 0) return cudaSuccess;
-  kernels::forward_kernel<T, I><<<kernels::blocks_for(count), kernels::kThreads, 0, stream>>>(
-      p, value, shapes, starts, loc, weights, out, count);
+  if (forward_layout(p) == kHeads) {
+    const int64_t heads = p.n * p.lq * p.m;
+    kernels::forward_heads_kernel<T, I><<<kernels::blocks_for(heads * 32), kernels::kThreads, 0, stream>>>(
+        p, value, shapes, starts, loc, weights, out, heads);
+  } else {
+    kernels::forward_kernel<T, I><<<kernels::blocks_for(count), kernels::kThreads, 0, stream>>>(
+        p, value, shapes, starts, loc, weights, out, count);
+  }
   return cudaGetLastError();
 }
 

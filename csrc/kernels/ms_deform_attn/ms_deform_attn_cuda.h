@@ -12,6 +12,13 @@
 namespace twinops {
 namespace ms_deform_attn {
 
+// How the forward maps work to threads: one thread per output element, or one warp per query
+// head (n, q, m) sharing its samples' taps through shared memory. Both give the same bits. The
+// environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements" or "heads" forces one (read
+// per call).
+enum ForwardLayout : int { kElements = 0, kHeads = 1 };
+ForwardLayout forward_layout(const Params& p);
+
 // out: (N, Lq, M * D), strided by p.out_stride.
 template <typename T, typename I>
 cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const I* starts, const T* loc,
