@@ -38,17 +38,17 @@ std::string make_params(const int* ranks, const int64_t* const* shapes, Params* 
   const int64_t* ss = shapes[1];
   const int64_t* st = shapes[2];
   const int64_t* loc = shapes[3];
-  if (ss[1] != 2) return "spatial_shapes must be (L, 2) as (h, w), got shape " + shape_str(2, ss);
-  if (loc[5] != 2) return "sampling_locations' last dim must be 2 (x, y), got shape " + shape_str(6, loc);
+  if (ss[1] >= 0 && ss[1] != 2) return "spatial_shapes must be (L, 2) as (h, w), got shape " + shape_str(2, ss);
+  if (loc[5] >= 0 && loc[5] != 2) return "sampling_locations' last dim must be 2 (x, y), got shape " + shape_str(6, loc);
   const int64_t L = ss[0];
-  if (L < 1) return "spatial_shapes must hold at least one level, got shape " + shape_str(2, ss);
-  if (st[0] != L)
+  if (L == 0) return "spatial_shapes must hold at least one level, got shape " + shape_str(2, ss);
+  if (st[0] >= 0 && L >= 0 && st[0] != L)
     return "level_start_index must have one entry per level (L = " + std::to_string(L) + "), got shape " +
            shape_str(1, st);
   // N, M and L as value and spatial_shapes give them, Lq and P as sampling_locations does.
   const auto agree = [&](int input, int dim, const char* name, int64_t want, int from) -> std::string {
     const int64_t got = shapes[input][dim];
-    if (got == want) return "";
+    if (got == want || got < 0 || want < 0) return "";
     return std::string(kNames[input]) + "'s " + name + " (" + std::to_string(got) + ") must equal " + kNames[from] +
            "'s (" + std::to_string(want) + "); shapes " + shape_str(kRanks[input], shapes[input]) + " and " +
            shape_str(kRanks[from], shapes[from]);
@@ -57,9 +57,9 @@ std::string make_params(const int* ranks, const int64_t* const* shapes, Params* 
                                agree(4, 0, "N", v[0], 0), agree(4, 1, "Lq", loc[1], 3), agree(4, 2, "M", v[2], 0),
                                agree(4, 3, "L", L, 1), agree(4, 4, "P", loc[4], 3)})
     if (!e.empty()) return e;
-  if (loc[4] < 1) return "sampling_locations must hold at least one point per level (P >= 1), got shape " +
+  if (loc[4] == 0) return "sampling_locations must hold at least one point per level (P >= 1), got shape " +
                          shape_str(6, loc);
-  if (v[1] < L)
+  if (v[1] >= 0 && L >= 0 && v[1] < L)
     return "value's S (" + std::to_string(v[1]) + ") must be at least the level count (" + std::to_string(L) +
            "): every level has at least one row";
   Params p;

@@ -13,7 +13,9 @@ namespace twinops {
 namespace ms_deform_attn {
 
 // The five inputs' ranks and shapes (value, spatial_shapes, level_start_index,
-// sampling_locations, attention_weights) into p's sizes (strides left to the caller).
+// sampling_locations, attention_weights) into p's sizes (strides left to the caller). A size
+// below 0 stands for one not known yet (a dynamic dim when a plugin is built): it is compared
+// with nothing, and p then holds it as given.
 std::string make_params(const int* ranks, const int64_t* const* shapes, Params* p);
 
 // The level table of L levels for a value of S rows: every level at least 1x1, each start the

@@ -114,6 +114,16 @@ class MSDeformAttnCore final : public OpCore {
     int32_t ranks[kInputs];
     for (int i = 0; i < kInputs; ++i) ranks[i] = in[i].nbDims;
     if (std::string e = rank_error(ranks); !e.empty()) return e;
+    // The sizes known when the network is built (constant dims) must agree already; the others
+    // are checked per shape (onShapeChange, enqueue).
+    nvinfer1::Dims known[kInputs];
+    for (int i = 0; i < kInputs; ++i) {
+      known[i].nbDims = in[i].nbDims;
+      for (int k = 0; k < in[i].nbDims; ++k)
+        known[i].d[k] = in[i].d[k]->isConstant() ? in[i].d[k]->getConstantValue() : -1;
+    }
+    Params unused;
+    if (std::string e = params_of(known, &unused); !e.empty()) return e;
     const DimsExprs& v = in[0];
     if (kind_ == Kind::kTrt) {
       out->nbDims = 4;
