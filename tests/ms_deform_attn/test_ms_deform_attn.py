@@ -29,7 +29,8 @@ def make(shapes, n=2, m=2, d=5, lq=4, p=3, dtype=torch.float32, device="cpu", in
     sizes = torch.tensor([h * w for h, w in shapes])
     s = int(sizes.sum())
     value = torch.randn(n, s, m, d, generator=g, dtype=torch.float64) + 0.25
-    loc = torch.rand(n, lq, m, len(shapes), p, 2, generator=g, dtype=torch.float64) * (spread[1] - spread[0]) + spread[0]
+    loc = torch.rand(n, lq, m, len(shapes), p, 2, generator=g, dtype=torch.float64)
+    loc = loc * (spread[1] - spread[0]) + spread[0]
     if loc.numel() >= 4:
         loc.view(-1)[:4] = torch.tensor([0.0, 1.0, 1.0, 0.0], dtype=torch.float64)
     weights = torch.rand(n, lq, m, len(shapes), p, generator=g, dtype=torch.float64)
@@ -195,7 +196,8 @@ BAD = [
     (lambda xs: xs[:4] + [xs[4][..., :1]], ValueError, r"attention_weights's P \(1\) must equal sampling_locations's"),
     (lambda xs: xs[:2] + [xs[2][:1]] + xs[3:], ValueError, r"level_start_index's L \(1\) must equal"),
     (lambda xs: xs[:3] + [xs[3].double()] + xs[4:], TypeError, r"sampling_locations must have value's dtype"),
-    (lambda xs: xs[:1] + [xs[1] * 2] + xs[2:], RuntimeError, r"must equal the sum of the levels' h \* w|holds more rows"),
+    (lambda xs: xs[:1] + [xs[1] * 2] + xs[2:], RuntimeError,
+     r"must equal the sum of the levels' h \* w|holds more rows"),
     (lambda xs: xs[:2] + [xs[2] + 1] + xs[3:], RuntimeError, r"level_start_index\[0\] must be 0"),
     (lambda xs: xs[:1] + [torch.tensor([[0, 5], [1, 1]])] + xs[2:], RuntimeError,
      r"spatial_shapes\[0\] must be at least 1x1"),

@@ -127,7 +127,8 @@ void backward_cpu(const Params& p, const T* gout, const T* value, const int64_t*
         const int64_t* s = p.grad_value_stride;
         T* g = gvalue + n * s[0] + m * s[2];
         for (int64_t r = 0; r < p.s; ++r)
-          for (int64_t d = 0; d < p.d; ++d) g[r * s[1] + d * s[3]] = static_cast<T>(gv[static_cast<size_t>(r * p.d + d)]);
+          for (int64_t d = 0; d < p.d; ++d)
+            g[r * s[1] + d * s[3]] = static_cast<T>(gv[static_cast<size_t>(r * p.d + d)]);
       }
     }
   });

@@ -39,7 +39,8 @@ std::string make_params(const int* ranks, const int64_t* const* shapes, Params* 
   const int64_t* st = shapes[2];
   const int64_t* loc = shapes[3];
   if (ss[1] >= 0 && ss[1] != 2) return "spatial_shapes must be (L, 2) as (h, w), got shape " + shape_str(2, ss);
-  if (loc[5] >= 0 && loc[5] != 2) return "sampling_locations' last dim must be 2 (x, y), got shape " + shape_str(6, loc);
+  if (loc[5] >= 0 && loc[5] != 2)
+    return "sampling_locations' last dim must be 2 (x, y), got shape " + shape_str(6, loc);
   const int64_t L = ss[0];
   if (L == 0) return "spatial_shapes must hold at least one level, got shape " + shape_str(2, ss);
   if (st[0] >= 0 && L >= 0 && st[0] != L)

@@ -88,7 +88,8 @@ std::string check_types(const DataType* in, DataType out) {
   if (in[3] != t || in[4] != t || out != t)
     return "sampling_locations, attention_weights and the output must have value's type (" + type_name(t) +
            "), got " + type_name(in[3]) + ", " + type_name(in[4]) + " and " + type_name(out);
-  if (!is_index_type(in[2])) return std::string("level_start_index must be ") + kIndexTypes + ", got " + type_name(in[2]);
+  if (!is_index_type(in[2]))
+    return std::string("level_start_index must be ") + kIndexTypes + ", got " + type_name(in[2]);
   if (in[1] != in[2])
     return "spatial_shapes must have level_start_index's type (" + type_name(in[2]) + "), got " + type_name(in[1]);
   return "";
@@ -215,7 +216,8 @@ class MSDeformAttnCore final : public OpCore {
                           ? y.nbDims == 4 && y.d[0] == p->n && y.d[1] == p->lq && y.d[2] == p->m && y.d[3] == p->d
                           : y.nbDims == 3 && y.d[0] == p->n && y.d[1] == p->lq && y.d[2] == p->m * p->d;
     if (!same)
-      return std::string("the output's shape differs from ") + (kind_ == Kind::kTrt ? "(N, Lq, M, D)" : "(N, Lq, M * D)") +
+      return std::string("the output's shape differs from ") +
+             (kind_ == Kind::kTrt ? "(N, Lq, M, D)" : "(N, Lq, M * D)") +
              " of value and sampling_locations";
     int64_t shape[6] = {};
     const auto dense = [&](int i, int64_t* strides) {

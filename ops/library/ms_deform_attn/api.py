@@ -36,6 +36,7 @@ def _check(tensors, who: str) -> None:
     if locations.shape[-1] != 2:
         raise ValueError(f"{who}: sampling_locations' last dim must be 2 (x, y), got shape "
                          f"{tuple(locations.shape)}")
+    by_name = {arg.name: t for arg, t in zip(INPUTS, tensors)}
     seen = {}
     for arg, t in zip(INPUTS, tensors):
         for name, size in zip(_DIMS[arg.name], t.shape):
@@ -44,7 +45,7 @@ def _check(tensors, who: str) -> None:
             if name in seen and seen[name][1] != size:
                 first, first_size = seen[name]
                 raise ValueError(f"{who}: {arg.name}'s {name} ({size}) must equal {first}'s ({first_size}); "
-                                 f"shapes {tuple(t.shape)} and {tuple(dict(zip([a.name for a in INPUTS], tensors))[first].shape)}")
+                                 f"shapes {tuple(t.shape)} and {tuple(by_name[first].shape)}")
             seen.setdefault(name, (arg.name, size))
     for arg, t in zip(INPUTS[1:], tensors[1:]):
         if t.device != value.device:

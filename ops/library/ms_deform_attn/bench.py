@@ -112,7 +112,9 @@ class Case(BenchCase):
         loc, weights, out = (self.n, self.lq, M, levels, P, 2), (self.n, self.lq, M, levels, P), self.output_shapes()[0]
         forward = tensor_bytes([value, loc, weights, out], self.torch_dtype)
         # backward: grad_output, value, locations, weights read; grad_value, grad_loc, grad_weight written
-        return forward if self.direction == "forward" else forward + tensor_bytes([value, loc, weights], self.torch_dtype)
+        if self.direction == "forward":
+            return forward
+        return forward + tensor_bytes([value, loc, weights], self.torch_dtype)
 
 
 # The targets (issue text, docs/perf/ms_deform_attn-notes.md): forward at least 10x the eager
