@@ -370,7 +370,8 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
     frac = reinterpret_cast<int32_t*>(ws + L.frac);
     if ((e = cudaMemsetAsync(ws, 0, L.zeroed, stream)) != cudaSuccess) return e;
     const int64_t work = std::max(p.lq * p.d, p.lq * p.levels * p.points);
-    const int64_t per_plane = std::min<int64_t>(blocks_for(work), std::max<int64_t>(1, kPlaneMaxBlocks / planes));
+    const int64_t per_plane =
+        std::min<int64_t>(blocks_for(work), std::max<int64_t>(1, kPlaneMaxBlocks / std::max<int64_t>(1, planes)));
     for (int64_t r0 = 0; work > 0 && r0 < planes; r0 += kMaxRows) {
       const dim3 g(static_cast<unsigned>(std::max<int64_t>(1, per_plane)),
                    static_cast<unsigned>(std::min(planes - r0, kMaxRows)));
