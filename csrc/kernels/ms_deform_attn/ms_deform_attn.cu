@@ -234,13 +234,25 @@ __device__ __forceinline__ Acc warp_sum(Acc v) {
   return v;
 }
 
+// A sample as the backward's table holds it (plain data: shared memory takes no constructors).
+template <typename Acc>
+struct SampleRecord {
+  int64_t start;
+  int64_t row[4];
+  Acc w[4], dwx[4], dwy[4];
+  Acc a, mult_x, mult_y;
+  int32_t ok;
+};
+
 // One warp per query head (n, q, m) of `heads`, its lanes over the channels (d = lane, lane + 32,
-// ...). For each sample (l, k) every lane computes the taps (the location and weight loads are
-// broadcasts), reads its channels of the four taps (consecutive across the lanes), adds its
-// channels' grad_value contributions (when acc is not null; neighbouring addresses per warp),
-// and keeps its channels' partial sums of grad_weight and grad_loc, which the warp then sums in
-// a fixed tree for lane 0 to write (when gweight / gloc are not null).
-template <typename T, typename I>
+// ...). For each sample (l, k) the lanes read their channels of the four taps (consecutive across
+// the lanes), add their channels' grad_value contributions (when acc is not null; neighbouring
+// addresses per warp), and keep their channels' partial sums of grad_weight and grad_loc, which
+// the warp then sums in a fixed tree for lane 0 to write (when gweight / gloc are not null).
+// kTable: the samples are computed once, 32 at a time, one per lane, into shared memory (as
+// forward_heads_kernel's); otherwise every lane computes each sample itself (the location and
+// weight loads are broadcasts). Both give the same bits.
+template <typename T, typename I, bool kTable>
 __global__ void __launch_bounds__(kThreads)
     sample_kernel(const Params p, const T* __restrict__ gout, const T* __restrict__ value,
                   const I* __restrict__ shapes, const I* __restrict__ starts, const T* __restrict__ loc,
@@ -248,7 +260,9 @@ __global__ void __launch_bounds__(kThreads)
                   unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ gloc,
                   T* __restrict__ gweight) {
   using Acc = typename OpMath<T>::type;
-  const int lane = static_cast<int>(threadIdx.x & 31);
+  constexpr int kChunk = kTable ? 32 : 1;  // samples per table fill
+  __shared__ SampleRecord<Acc> table[kTable ? kWarps : 1][kChunk];
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (h >= heads) return;  // h is the same for the whole warp: it leaves together
   const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
@@ -257,12 +271,38 @@ __global__ void __launch_bounds__(kThreads)
   const T* go = gout + n * os[0] + q * os[1] + m * p.d * os[2];
   const T* v = value + n * vs[0] + m * vs[2];
   const int f = acc != nullptr ? frac[n * p.m + m] : 0;
-  for (int64_t l = 0; l < p.levels; ++l) {
-    for (int64_t k = 0; k < p.points; ++k) {
+  const int64_t samples = p.levels * p.points;
+  int64_t l = 0, k = 0;  // the sample the loop below is at (level-major), counted without divisions
+  for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
+    if constexpr (kTable) {
+      const int64_t j = c0 + lane;
+      if (j < samples) {
+        const int64_t jl = j / p.points, jk = j - jl * p.points;
+        SampleRecord<Acc>& r = table[warp][lane];
+        int64_t start = 0;
+        SampleTaps<Acc> st;
+        Acc a;
+        r.ok = sample_of(p, shapes, starts, loc, weights, n, q, m, jl, jk, &start, &st, &a) ? 1 : 0;
+        r.start = start, r.a = a, r.mult_x = st.mult_x, r.mult_y = st.mult_y;
+#pragma unroll
+        for (int t = 0; t < 4; ++t) r.row[t] = st.row[t], r.w[t] = st.w[t], r.dwx[t] = st.dwx[t], r.dwy[t] = st.dwy[t];
+      }
+      __syncwarp();
+    }
+    const int count = static_cast<int>(samples - c0 < kChunk ? samples - c0 : kChunk);
+    for (int i = 0; i < count; ++i, k = k + 1 == p.points ? 0 : k + 1, l += k == 0 ? 1 : 0) {
       int64_t start = 0;
       SampleTaps<Acc> st;
       Acc a;
-      const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+      bool ok;
+      if constexpr (kTable) {
+        const SampleRecord<Acc>& r = table[warp][i];
+        ok = r.ok != 0, start = r.start, a = r.a, st.mult_x = r.mult_x, st.mult_y = r.mult_y;
+#pragma unroll
+        for (int t = 0; t < 4; ++t) st.row[t] = r.row[t], st.w[t] = r.w[t], st.dwx[t] = r.dwx[t], st.dwy[t] = r.dwy[t];
+      } else {
+        ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+      }
       int64_t elem[4];  // the taps' element of channel 0 in the contiguous (N, S, M, D) accumulators
 #pragma unroll
       for (int t = 0; t < 4; ++t) elem[t] = ((n * p.s + start + st.row[t]) * p.m + m) * p.d;
@@ -292,6 +332,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane == 0)
         store_sample_grads(p, n, q, m, l, k, ok, st, ga, gx, gy, gloc, gweight, [](Acc x) { return store_as<T>(x); });
     }
+    if constexpr (kTable) __syncwarp();  // the next chunk overwrites the table
   }
 }
 
@@ -321,6 +362,14 @@ ForwardLayout forward_layout(const Params& p) {
   // The element layout until the head layout is measured (docs/perf/ms_deform_attn-notes.md, "Next").
   (void)p;
   return kElements;
+}
+
+BackwardLayout backward_layout(const Params& p) {
+  const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD");
+  if (v != nullptr && std::strcmp(v, "table") == 0) return kSampleTable;
+  // Each lane computes its samples until the table is measured (docs/perf/ms_deform_attn-notes.md, "Next").
+  (void)p;
+  return kLaneSamples;
 }
 
 size_t backward_workspace_bytes(const Params& p, bool grad_value) {
@@ -385,8 +434,13 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
     }
   }
   if (heads > 0) {  // one warp per query head
-    sample_kernel<T, I><<<blocks_for(heads * 32), kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights,
-                                                                         heads, frac, acc, flags, gloc, gweight);
+    const unsigned blocks = blocks_for(heads * 32);
+    if (backward_layout(p) == kSampleTable)
+      sample_kernel<T, I, true><<<blocks, kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights, heads,
+                                                                 frac, acc, flags, gloc, gweight);
+    else
+      sample_kernel<T, I, false><<<blocks, kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights, heads,
+                                                                  frac, acc, flags, gloc, gweight);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (gvalue != nullptr && elems > 0) {

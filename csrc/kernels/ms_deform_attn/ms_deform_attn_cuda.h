@@ -24,6 +24,12 @@ template <typename T, typename I>
 cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const I* starts, const T* loc,
                          const T* weights, T* out, cudaStream_t stream);
 
+// Where the backward's warps get their samples: each lane computes them (kLaneSamples), or the
+// warp computes each once into a shared-memory table (kSampleTable). Both give the same bits.
+// TWINOPS_MS_DEFORM_ATTN_BACKWARD = "table" forces the table (read per call).
+enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1 };
+BackwardLayout backward_layout(const Params& p);
+
 // Workspace of backward_cuda: the fixed-point accumulators when grad_value is asked for, else 0.
 size_t backward_workspace_bytes(const Params& p, bool grad_value);
 
