@@ -305,6 +305,9 @@ class OpDef:
         regress_cases: ``(label, shapes, kwargs)`` stored as golden baselines.
         unsuitable: lazy ``fn(shapes, kwargs) -> Optional[str]``: why a draw is skipped.
         samples: the conformance tests' calls (:class:`Sample`).
+        cuda_dtypes: the dtypes the CUDA kernels take (None: every dtype the API takes); the
+            others run on the CPU only, ``twinops check`` skips them on CUDA and ``python -m
+            twinops ops`` marks them ``(CPU)``.
         exporters: the exporters that support the op (``"dynamo"``, ``"torchscript"``).
         doc: one line.
 
@@ -330,6 +333,7 @@ class OpDef:
     regress_cases: Tuple[tuple, ...] = ()
     unsuitable: Lazy = None
     samples: Tuple[Sample, ...] = ()
+    cuda_dtypes: Optional[Tuple[torch.dtype, ...]] = None
     exporters: Tuple[str, ...] = ("dynamo", "torchscript")
     doc: str = ""
 
@@ -361,6 +365,8 @@ class OpDef:
                           fields=[f[0] for f in creator_fields(self.node, c)]) for c in self.plugins],
             reference=self.reference_doc or _qualname(self.reference),
             dtypes=_names(self.inputs[0].dtypes or self.dtypes),
+            cpu_only_dtypes=_names(d for d in (self.inputs[0].dtypes or self.dtypes)
+                                   if self.cuda_dtypes is not None and d not in self.cuda_dtypes),
             # TensorRT has no float64 tensors; bfloat16 needs TensorRT 10 or later
             tensorrt_dtypes=_names(d for d in (self.node.inputs[0].dtypes or self.dtypes) if d != torch.float64)
             if self.plugins else [],

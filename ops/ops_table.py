@@ -31,7 +31,7 @@ def rows(faces: List[dict]) -> List[tuple]:
                             for p in f["plugins"]) or "-"
         out.append((f["name"], api, "\n".join(f["torch_ops"]), f"{f['onnx']['op_type']} ({f['onnx']['domain']})",
                     plugins, f["reference"] or "-",
-                    ", ".join(f["dtypes"]) + "; " + (", ".join(f["tensorrt_dtypes"]) or "-")))
+                    ", ".join(d + (" (CPU)" if d in f["cpu_only_dtypes"] else "") for d in f["dtypes"]) + "; " + (", ".join(f["tensorrt_dtypes"]) or "-")))
     return out
 
 

@@ -291,3 +291,28 @@ def test_an_op_without_a_plugin_is_skipped_on_the_plugin_backends(tmp_path, monk
     assert not any(c["backend"] in ("plugin-host", "tensorrt") for c in doc["comparisons"])
     reasons = [s["reason"] for s in doc["skipped"]]
     assert any("has no TensorRT plugin" in r for r in reasons), reasons
+
+
+def test_dtypes_without_cuda_kernels_are_skipped_on_cuda(tmp_path, monkeypatch):
+    # ms_deform_attn's CUDA kernels take no float64 (its declaration's cuda_dtypes): with a GPU
+    # "present", its float64 cases are skipped on torch-cuda with the reason, never run or failed;
+    # float32 still runs there.
+    import torch
+
+    calls = []
+    spec = specs.get("ms_deform_attn")
+    assert spec.cuda_dtypes is not None and torch.float64 not in spec.cuda_dtypes
+    real = spec.fn
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    monkeypatch.setattr(spec, "fn", lambda *xs, **kw: calls.append(xs[0].dtype) or real(*xs, **kw))
+    report = tmp_path / "r.json"
+    argv = ["--ops", "ms_deform_attn", "--examples", "1", "--dtypes", "float32", "float64", "--no-progress",
+            "--backends", "torch-cpu", "torch-cuda", "--out", str(tmp_path), "--report", str(report)]
+    assert check.main(argv) == 0
+    doc = json.loads(report.read_text())
+    cuda = [c for c in doc["comparisons"] if "torch-cuda" in c.get("backend", "")]
+    assert cuda and all(c["dtype"] == "float32" for c in cuda)
+    reasons = [s["reason"] for s in doc["skipped"]]
+    assert any("ms_deform_attn's CUDA kernels take float32, float16, bfloat16; float64 runs on the CPU only" in r
+               for r in reasons), reasons

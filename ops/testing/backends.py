@@ -59,6 +59,12 @@ def _torch_cpu(spec, xs, kw, out_shape):
 
 
 def _torch_cuda(spec, xs, kw, out_shape):
+    if spec.cuda_dtypes is not None:
+        for x in xs:
+            if x is not None and x.is_floating_point() and x.dtype not in spec.cuda_dtypes:
+                kinds = ", ".join(str(d).replace("torch.", "") for d in spec.cuda_dtypes)
+                raise Unsupported(f"{spec.name}'s CUDA kernels take {kinds}; {str(x.dtype).replace('torch.', '')} "
+                                  "runs on the CPU only")
     return _outputs(spec, spec.fn(*(x.cuda() if x is not None else None for x in xs), **kw))
 
 

@@ -48,6 +48,8 @@ class OpSpec:
             one plain floating input per name.
         node: the op_type of the exported node the plugin backends run (None: the op declares no
             plugin creator of that name, so the plugin backends skip it).
+        cuda_dtypes: the dtypes its CUDA kernels take (None: every one); the torch-cuda backend
+            skips the others.
     """
 
     name: str
@@ -65,6 +67,7 @@ class OpSpec:
     inputs: Sequence[str] = ("input",)
     input_args: Sequence[opdef.TensorArg] = ()
     node: Optional[str] = None
+    cuda_dtypes: Optional[Sequence[torch.dtype]] = None
 
     def shapes(self, shapes) -> Tuple[tuple, ...]:
         """``shapes`` as one shape per input (None: an optional input left out); a single shape is
@@ -114,6 +117,7 @@ def from_opdef(op: "opdef.OpDef") -> OpSpec:
         inputs=tuple(t.name for t in op.inputs),
         input_args=tuple(op.inputs),
         node=op.node.op_type if any(c.name == op.node.op_type for c in op.plugins) else None,
+        cuda_dtypes=tuple(op.cuda_dtypes) if op.cuda_dtypes is not None else None,
     )
 
 

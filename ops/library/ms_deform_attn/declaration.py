@@ -69,6 +69,7 @@ MS_DEFORM_ATTN = register(OpDef(
     reference=f"{_REF}:ms_deform_attn_reference",
     reference_doc="per-level F.grid_sample (float64, bilinear, zeros, align_corners=False) weighted and summed",
     dtypes=(torch.float32, torch.float16, torch.bfloat16, torch.float64),
+    cuda_dtypes=(torch.float32, torch.float16, torch.bfloat16),
     tolerances=f"{_REF}:TOLERANCES",
     cases=f"{_STRATEGIES}:ms_deform_attn_cases",
     edge_cases=(
