@@ -303,6 +303,7 @@ def test_dtypes_without_cuda_kernels_are_skipped_on_cuda(tmp_path, monkeypatch):
     spec = specs.get("ms_deform_attn")
     assert spec.cuda_dtypes is not None and torch.float64 not in spec.cuda_dtypes
     real = spec.fn
+    monkeypatch.setattr(twinops, "cuda_unavailable_reason", lambda: None)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
     monkeypatch.setattr(spec, "fn", lambda *xs, **kw: calls.append(xs[0].dtype) or real(*xs, **kw))
