@@ -184,7 +184,9 @@ def prepare_plugin(node, inputs: Sequence[torch.Tensor], shape_inputs=None, *, v
         if i in values:  # otherwise an ordinary int tensor (int64; cast to int32 on 8.6)
             t = torch.tensor(values[i], dtype=torch.int64 if host.trt_major >= 10 else torch.int32)
         else:
+            # an int64 input narrowed to int32 before TensorRT 9, as the ONNX parser narrows it there
             t = next(rest)
+            t = t.to(engine_dtype(t.dtype, host.trt_major))
         # float tensors get a dynamic profile; int tensors (sizes, indices) keep their static shape
         specs.append(TensorSpec(t.dtype, tuple(t.shape), **(_profile(t.shape) if t.is_floating_point() else {})))
         tensors.append(t)
