@@ -273,7 +273,9 @@ def _plugin_case(op, creator, version):
         xs = _inputs(op, creator.example_shapes or sample.shapes)
         if creator.example is not None:
             attrs, kwargs = creator.example
-            case = ph.attributes_node(creator.name, attrs, [t.name for t in op.inputs]), xs, None, xs, dict(kwargs)
+            given = [(t.name, x) for t, x in zip(op.inputs, xs) if x is not None]  # absent optional inputs left out
+            node = ph.attributes_node(creator.name, attrs, [name for name, _ in given])
+            case = node, [x for _, x in given], None, xs, dict(kwargs)
         else:
             assert creator.name == op.node.op_type, f"{creator.name} runs another node than {op.name}'s: declare an example"
             model = backends.export(specs.get(op.name), xs, sample.kwargs)

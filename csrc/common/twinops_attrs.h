@@ -45,6 +45,11 @@ struct Floats {  // FLOATS of length N
   using value = std::array<double, N>;
   static constexpr int count = N;
 };
+template <int N>
+struct Ints {  // INTS of length N (TensorRT's parser narrows each to int32)
+  using value = std::array<int64_t, N>;
+  static constexpr int count = N;
+};
 
 // A choice of a string attribute: its name and the kernel's enum value for it.
 struct Choice {

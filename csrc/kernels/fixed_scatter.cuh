@@ -99,6 +99,29 @@ __device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, in
   const long long q = __float2ll_rn(ldexpf(v, frac));
   if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
 }
+
+// |v| as float bits for a max (max_of_bits), 0 for a non-finite v: the bound covers the finite
+// contributions only (the others set flags).
+__device__ __forceinline__ uint32_t abs_bits(float v) {
+  const float a = fabsf(v);
+  return a <= 3.402823466e38f ? __float_as_uint(a) : 0u;  // NaN fails the comparison
+}
+
+// The max over a block of kThreads threads of `bits` (abs_bits) raised into *slot with one
+// atomicMax. Every thread of the block calls it; it may be called again at once.
+template <int kThreads>
+__device__ __forceinline__ void block_max_into(uint32_t bits, uint32_t* slot) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
+  __shared__ uint32_t warp_max[kThreads / 32];
+  __syncthreads();  // warp_max may still be read by the previous call's thread 0
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
+    if (bits != 0) atomicMax(slot, bits);
+  }
+}
 #endif
 
 // A plane's max |v| kept as float bits raised with an integer atomicMax (non-negative floats

@@ -51,6 +51,14 @@ struct TorchArg<attr::Floats<N>> {
   static std::string schema(bool sized) { return sized ? "float[" + std::to_string(N) + "]" : "float[]"; }
 };
 
+template <int N>
+struct TorchArg<attr::Ints<N>> {
+  using type = c10::ArrayRef<int64_t>;
+  using owned = std::vector<int64_t>;
+  // torch does not check an int[N] argument's length either: the kernels do (torch_attrs).
+  static std::string schema(bool sized) { return sized ? "int[" + std::to_string(N) + "]" : "int[]"; }
+};
+
 // ", <type> <name>" per attribute: the kernel parameters after the op's own (tensors, sizes).
 #define TWIN_TORCH_PARAM_(K, name, what, ...) , ::twinops::torch_frontend::TorchArg<K>::type name
 #define TWIN_TORCH_PARAMS(LIST) LIST(TWIN_TORCH_PARAM_)
@@ -105,6 +113,17 @@ void assign(const char* name, const char* what, c10::ArrayRef<double> v, std::ar
   }
   for (size_t k = 0; k < N; ++k) (*out)[k] = v[k];
 }
+template <size_t N>
+void assign(const char* name, const char* what, c10::ArrayRef<int64_t> v, std::array<int64_t, N>* out,
+            std::string* error) {
+  if (v.size() != N) {
+    if (error->empty())
+      *error = std::string(name) + " must have " + std::to_string(N) + " entries " + what + ", got " +
+               std::to_string(v.size());
+    return;
+  }
+  for (size_t k = 0; k < N; ++k) (*out)[k] = v[k];
+}
 }  // namespace detail
 
 template <class Attrs, class... Args>
@@ -127,10 +146,16 @@ template <size_t N>
 std::vector<double> own(const std::array<double, N>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
+inline std::vector<int64_t> own(c10::ArrayRef<int64_t> v) { return v.vec(); }
+template <size_t N>
+std::vector<int64_t> own(const std::array<int64_t, N>& v) {
+  return std::vector<int64_t>(v.begin(), v.end());
+}
 inline int64_t own(int64_t v) { return v; }
 inline double own(double v) { return v; }
 inline c10::string_view view(const std::string& v) { return v; }
 inline c10::ArrayRef<double> view(const std::vector<double>& v) { return v; }
+inline c10::ArrayRef<int64_t> view(const std::vector<int64_t>& v) { return v; }
 inline int64_t view(int64_t v) { return v; }
 inline double view(double v) { return v; }
 

@@ -1,7 +1,7 @@
 // PluginFields of an op's attribute list (csrc/common/twinops_attrs.h): the declaration a
 // creator returns from getFieldNames, reading a PluginFieldCollection into the attribute
 // struct, and the named fields a plugin serializes. Types follow TensorRT's ONNX parser:
-// STRING -> kCHAR, INT -> kINT32, FLOAT -> kFLOAT32, FLOATS -> kFLOAT32 x N. Serialized floats
+// STRING -> kCHAR, INT -> kINT32, FLOAT -> kFLOAT32, FLOATS -> kFLOAT32 x N, INTS -> kINT32 x N. Serialized floats
 // are kFLOAT64, so the runtime phase gets back exactly the numbers the build used.
 #pragma once
 
@@ -24,12 +24,22 @@ FieldDecl decl(attr::Floats<N>, const char* name) {
   return {name, nvinfer1::PluginFieldType::kFLOAT32, N};
 }
 
+template <int N>
+FieldDecl decl(attr::Ints<N>, const char* name) {
+  return {name, nvinfer1::PluginFieldType::kINT32, N};
+}
+
 inline std::string read(const FieldReader& r, const char* name, std::string* v) { return r.get_string(name, v); }
 inline std::string read(const FieldReader& r, const char* name, int64_t* v) { return r.get_int(name, v); }
 inline std::string read(const FieldReader& r, const char* name, double* v) { return r.get_float(name, v); }
 template <size_t N>
 std::string read(const FieldReader& r, const char* name, std::array<double, N>* v) {
   return r.get_floats(name, static_cast<int32_t>(N), v->data());
+}
+
+template <size_t N>
+std::string read(const FieldReader& r, const char* name, std::array<int64_t, N>* v) {
+  return r.get_ints(name, static_cast<int32_t>(N), v->data());
 }
 
 inline void write(FieldStore* s, const char* name, const std::string& v) { s->add_string(name, v); }
@@ -39,6 +49,13 @@ inline void write(FieldStore* s, const char* name, double v) { s->add_floats(nam
 template <size_t N>
 void write(FieldStore* s, const char* name, const std::array<double, N>& v) {
   s->add_floats(name, v.data(), static_cast<int32_t>(N));
+}
+
+template <size_t N>
+void write(FieldStore* s, const char* name, const std::array<int64_t, N>& v) {
+  int32_t narrow[N];
+  for (size_t k = 0; k < N; ++k) narrow[k] = static_cast<int32_t>(v[k]);  // read from such a field
+  s->add_ints(name, narrow, static_cast<int32_t>(N));
 }
 
 }  // namespace field_detail

@@ -209,6 +209,10 @@ std::string FieldReader::get_floats(const char* name, int32_t count, double* out
   return numbers(name, false, count, out, nullptr);
 }
 
+std::string FieldReader::get_ints(const char* name, int32_t count, int64_t* out) const {
+  return numbers(name, true, count, nullptr, out);
+}
+
 std::string FieldReader::get_string(const char* name, std::string* out) const {
   std::string err;
   const PluginField* f = find(name, &err);
@@ -242,6 +246,10 @@ void FieldStore::add_float(const char* name, float v) {
 void FieldStore::add_floats(const char* name, const double* v, int32_t n) {
   // kFLOAT64: the values stay exactly what the plugin computes with (no float32 narrowing).
   add_raw(name, PluginFieldType::kFLOAT64, n, reinterpret_cast<const char*>(v), sizeof(double) * n);
+}
+
+void FieldStore::add_ints(const char* name, const int32_t* v, int32_t n) {
+  add_raw(name, PluginFieldType::kINT32, n, reinterpret_cast<const char*>(v), sizeof(int32_t) * n);
 }
 
 void FieldStore::add_string(const char* name, const std::string& v) {

@@ -88,6 +88,8 @@ class FieldReader {
   std::string get_int(const char* name, int64_t* out) const;
   std::string get_float(const char* name, double* out) const;
   std::string get_floats(const char* name, int32_t count, double* out) const;
+  // `count` integers (any integer field type), as get_int reads one.
+  std::string get_ints(const char* name, int32_t count, int64_t* out) const;
   std::string get_string(const char* name, std::string* out) const;
 
  private:
@@ -105,6 +107,7 @@ class FieldStore {
   void add_int(const char* name, int32_t v);
   void add_float(const char* name, float v);
   void add_floats(const char* name, const double* v, int32_t n);
+  void add_ints(const char* name, const int32_t* v, int32_t n);
   void add_string(const char* name, const std::string& v);
   void add_decl(const FieldDecl& d);  // data == nullptr: a declaration for getFieldNames
   void add_raw(std::string name, nvinfer1::PluginFieldType type, int32_t length, const char* bytes, size_t n);

@@ -2,6 +2,7 @@
 // each as IPluginV3 "1" (TensorRT >= 10) or IPluginV2DynamicExt "1" (8.6), plus
 // IPluginV2DynamicExt "legacy", through every registration path (getCreators,
 // getPluginCreators, registration at load time); a creator marked v3_only as IPluginV3 "1" alone.
+#include "deform_conv2d/deform_conv2d_core.h"
 #include "grid_sample/grid_sample_core.h"
 #include "ms_deform_attn/ms_deform_attn_core.h"
 #include "nms/nms_core.h"
@@ -26,6 +27,10 @@ const std::vector<OpCreator>& op_creators() {
       ms_deform_attn::plugin::twinops_ms_deform_attn_creator(),  // twinops' node
       ms_deform_attn::plugin::mmcv_ms_deform_attn_creator(),     // MMDeploy drop-in
       ms_deform_attn::plugin::trt_ms_deform_attn_creator(),      // TensorRT's layout, namespace "twinops"
+      deform_conv2d::plugin::twinops_deform_conv2d_creator(),         // twinops' node
+      deform_conv2d::plugin::mmcv_modulated_deform_conv2d_creator(),  // MMDeploy drop-in (DCNv2)
+      deform_conv2d::plugin::mmcv_deform_conv2d_creator(),            // MMDeploy drop-in (DCNv1)
+      deform_conv2d::plugin::onnx_deform_conv_creator(),              // ONNX DeformConv (parser override)
 #if TWIN_TRT_HAS_V3
       nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
       nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only

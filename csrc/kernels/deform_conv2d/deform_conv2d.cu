@@ -1,0 +1,436 @@
+// CUDA kernels of deform_conv2d (deform_conv2d_cuda.h).
+//
+// Every product of the op is one tiled GEMM (gemm_kernel) whose operands are read through a
+// problem's loaders, so no column matrix is ever stored for the forward:
+// - forward: out[o, q] = sum over k of weight[o, k] * column(k, q), q = (n, pos), per group;
+// - the columns' gradient: gcol[k, q] = sum over o of weight[o, k] * gout[o, q], per group, for a
+//   chunk of images at a time (stored: the samples' gradients read it per offset group);
+// - grad_weight: sum over q of gout[o, q] * column(k, q), in fixed slices of q whose partial
+//   sums are then added in slice order.
+// Each output of a GEMM is one thread's float sum over its reduction index ascending, so every
+// result is bitwise the same run to run. grad_input adds every sample's corners through the
+// fixed-point scatter (../fixed_scatter.cuh): one plane per image, its scale from max |gcol| and
+// max |mask| of the image and the most samples one element can receive (taps * positions).
+// grad_offset and grad_mask sum a sample's channels in one thread, in channel order.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../dtype_convert.cuh"
+#include "../fixed_scatter.cuh"
+#include "../workspace.h"
+#include "deform_conv2d_cuda.h"
+
+namespace twinops {
+namespace deform_conv2d {
+namespace kernels {
+
+namespace fs = ::twinops::fixed_scatter;
+
+constexpr int kThreads = 256;                  // a 16 x 16 thread tile
+constexpr int kBM = 64, kBN = 64, kBK = 16;    // output tile (rows x columns) and reduction step
+constexpr int64_t kMaxGridZ = 65535;
+constexpr size_t kColumnBudget = size_t(256) << 20;  // bytes of columns' gradient per chunk of images
+constexpr int64_t kSliceLength = 8192;          // reduction length of one grad_weight slice
+
+// C[m, c] = sum over r in [r_begin(z), r_end(z)) of A(m, r) * B(r, c), m < rows, c < cols, for
+// problem z = blockIdx.z + z0. Thread (tx, ty) keeps rows ty + 16 i and columns tx + 16 j.
+template <class Problem>
+__global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_t z0) {
+  __shared__ float as[kBK][kBM];
+  __shared__ float bs[kBK][kBN];
+  const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+  const int64_t z = blockIdx.z + z0;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  const int64_t rows = pr.rows(), cols = pr.cols(), rb = pr.r_begin(z), re = pr.r_end(z);
+  float acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+  for (int64_t r0 = rb; r0 < re; r0 += kBK) {
+#pragma unroll
+    for (int e = tid; e < kBM * kBK; e += kThreads) {
+      const int am = e / kBK, ar = e % kBK;
+      const int64_t m = m0 + am, r = r0 + ar;
+      as[ar][am] = m < rows && r < re ? pr.a(z, m, r) : 0.0f;
+    }
+#pragma unroll
+    for (int e = tid; e < kBN * kBK; e += kThreads) {
+      const int br = e / kBN, bc = e % kBN;
+      const int64_t c = c0 + bc, r = r0 + br;
+      bs[br][bc] = c < cols && r < re ? pr.b(z, r, c) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kBK; ++k) {
+      float a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[i] = as[k][ty + 16 * i];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[j] = bs[k][tx + 16 * j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = __fmaf_rn(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t m = m0 + ty + 16 * i, c = c0 + tx + 16 * j;
+      if (m < rows && c < cols) pr.store(z, m, c, acc[i][j]);
+    }
+}
+
+// Column (n, c, t, pos): the masked bilinear sample, in float.
+template <typename T>
+__device__ __forceinline__ float column(const Params& p, const T* __restrict__ input, const T* __restrict__ offset,
+                                        const T* __restrict__ mask, int64_t n, int64_t c, int64_t t, int64_t pos) {
+  const SampleAt s = sample_at(p, n, c, t, pos);
+  const float y = float(s.base_y) + load(offset + s.offset);
+  const float x = float(s.base_x) + load(offset + s.offset + p.positions());
+  const T* plane = input + (n * p.c_in + c) * p.h * p.w;
+  const float v = corner_value(corners<float>(y, x, p.h, p.w), [&](int64_t i) { return load(plane + i); });
+  return p.has_mask ? __fmul_rn(load(mask + s.mask), v) : v;
+}
+
+// The forward, group z: rows o of the group, columns q = n * P + pos, reduction k.
+template <typename T>
+struct ForwardProblem {
+  Params p;
+  const T *input, *offset, *mask, *weight, *bias;
+  T* out;
+  __device__ int64_t rows() const { return p.group_outputs(); }
+  __device__ int64_t cols() const { return p.n * p.positions(); }
+  __device__ int64_t r_begin(int64_t) const { return 0; }
+  __device__ int64_t r_end(int64_t) const { return p.depth(); }
+  __device__ float a(int64_t g, int64_t o, int64_t k) const {
+    return load(weight + (g * p.group_outputs() + o) * p.depth() + k);
+  }
+  __device__ float b(int64_t g, int64_t k, int64_t q) const {
+    const int64_t n = q / p.positions(), c = k / p.taps();
+    return column(p, input, offset, mask, n, g * p.group_channels() + c, k - c * p.taps(), q - n * p.positions());
+  }
+  __device__ void store(int64_t g, int64_t o, int64_t q, float acc) const {
+    const int64_t n = q / p.positions(), oc = g * p.group_outputs() + o;
+    const float b = p.has_bias ? load(bias + oc) : 0.0f;
+    out[(n * p.c_out + oc) * p.positions() + q - n * p.positions()] = store_as<T>(acc + b);
+  }
+};
+
+// The columns' gradient of images [n0, n0 + count), group z: rows k of the group, columns
+// q = (n - n0) * P + pos, reduction o; gcol[(n - n0), g * K + k, pos].
+template <typename T>
+struct ColumnGradProblem {
+  Params p;
+  const T *gout, *weight;
+  float* gcol;
+  int64_t n0, count;
+  __device__ int64_t rows() const { return p.depth(); }
+  __device__ int64_t cols() const { return count * p.positions(); }
+  __device__ int64_t r_begin(int64_t) const { return 0; }
+  __device__ int64_t r_end(int64_t) const { return p.group_outputs(); }
+  __device__ float a(int64_t g, int64_t k, int64_t o) const {
+    return load(weight + (g * p.group_outputs() + o) * p.depth() + k);
+  }
+  __device__ float b(int64_t g, int64_t o, int64_t q) const {
+    const int64_t n = q / p.positions();
+    return load(gout + ((n0 + n) * p.c_out + g * p.group_outputs() + o) * p.positions() + q - n * p.positions());
+  }
+  __device__ void store(int64_t g, int64_t k, int64_t q, float acc) const {
+    const int64_t n = q / p.positions();
+    gcol[(n * p.c_in * p.taps() + g * p.depth() + k) * p.positions() + q - n * p.positions()] = acc;
+  }
+};
+
+// grad_weight's slice s of group g (z = g * slices + s): rows o of the group, columns k,
+// reduction q in the slice; partial[s, g * C_out / groups + o, k].
+template <typename T>
+struct WeightGradProblem {
+  Params p;
+  const T *gout, *input, *offset, *mask;
+  float* partial;
+  int64_t slices, slice_length;
+  __device__ int64_t rows() const { return p.group_outputs(); }
+  __device__ int64_t cols() const { return p.depth(); }
+  __device__ int64_t r_begin(int64_t z) const { return (z % slices) * slice_length; }
+  __device__ int64_t r_end(int64_t z) const {
+    const int64_t e = (z % slices + 1) * slice_length, total = p.n * p.positions();
+    return e < total ? e : total;
+  }
+  __device__ float a(int64_t z, int64_t o, int64_t q) const {
+    const int64_t g = z / slices, n = q / p.positions();
+    return load(gout + (n * p.c_out + g * p.group_outputs() + o) * p.positions() + q - n * p.positions());
+  }
+  __device__ float b(int64_t z, int64_t q, int64_t k) const {
+    const int64_t g = z / slices, n = q / p.positions(), c = k / p.taps();
+    return column(p, input, offset, mask, n, g * p.group_channels() + c, k - c * p.taps(), q - n * p.positions());
+  }
+  __device__ void store(int64_t z, int64_t o, int64_t k, float acc) const {
+    const int64_t g = z / slices, s = z % slices;
+    partial[(s * p.c_out + g * p.group_outputs() + o) * p.depth() + k] = acc;
+  }
+};
+
+template <class Problem>
+cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
+  const int64_t gx = (cols + kBN - 1) / kBN, gy = (rows + kBM - 1) / kBM;
+  if (gx > 2147483647 || gy > 65535) return cudaErrorInvalidConfiguration;
+  for (int64_t z0 = 0; z0 < problems; z0 += kMaxGridZ) {
+    const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+                    static_cast<unsigned>(std::min(problems - z0, kMaxGridZ)));
+    gemm_kernel<Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+// grad_weight[i] = the sum of its slices' partials in slice order.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) slice_sum_kernel(const float* __restrict__ partial, int64_t slices,
+                                                             int64_t count, T* __restrict__ out) {
+  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < count; i += int64_t(gridDim.x) * kThreads) {
+    float s = 0.0f;
+    for (int64_t k = 0; k < slices; ++k) s += partial[k * count + i];
+    out[i] = store_as<T>(s);
+  }
+}
+
+// grad_bias[o] = the sum of gout over (n, pos): the block's threads stride over it, then a fixed
+// tree sums their partials.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) bias_grad_kernel(const Params p, const T* __restrict__ gout,
+                                                             T* __restrict__ gbias) {
+  const int64_t o = blockIdx.x, P = p.positions(), total = p.n * P;
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < total; i += kThreads) {
+    const int64_t n = i / P;
+    s += load(gout + (n * p.c_out + o) * P + i - n * P);
+  }
+  __shared__ float part[kThreads];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) gbias[o] = store_as<T>(part[0]);
+}
+
+// Per image of the chunk (blockIdx.y): max |gcol| over it and max |mask| over the image's mask.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) image_max_kernel(const Params p, const float* __restrict__ gcol,
+                                                             const T* __restrict__ mask, int64_t n0,
+                                                             uint32_t* __restrict__ gmax, uint32_t* __restrict__ mmax) {
+  const int64_t nl = blockIdx.y, per = p.c_in * p.taps() * p.positions();
+  const int64_t first = blockIdx.x * int64_t(kThreads) + threadIdx.x, stride = int64_t(gridDim.x) * kThreads;
+  uint32_t bits = 0;
+  for (int64_t i = first; i < per; i += stride) bits = max(bits, fs::abs_bits(gcol[nl * per + i]));
+  fs::block_max_into<kThreads>(bits, gmax + nl);
+  if (!p.has_mask) return;
+  const int64_t mper = p.offset_groups * p.taps() * p.positions();
+  bits = 0;
+  for (int64_t i = first; i < mper; i += stride) bits = max(bits, fs::abs_bits(load(mask + (n0 + nl) * mper + i)));
+  fs::block_max_into<kThreads>(bits, mmax + nl);
+}
+
+__global__ void frac_kernel(const uint32_t* __restrict__ gmax, const uint32_t* __restrict__ mmax, bool has_mask,
+                            double most, int32_t* __restrict__ frac, int64_t count) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i < count) {
+    const double m = has_mask ? double(fs::max_of_bits(mmax[i])) : 1.0;
+    frac[i] = fs::frac_bits(double(fs::max_of_bits(gmax[i])) * m * most);
+  }
+}
+
+// Sample (n, offset group, t, pos) of the chunk: its channels' gradients summed in channel order
+// into grad_offset and grad_mask, and each channel's corners added to grad_input's accumulators.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) sample_grad_kernel(
+    const Params p, const float* __restrict__ gcol, const T* __restrict__ input, const T* __restrict__ offset,
+    const T* __restrict__ mask, int64_t n0, int64_t count, const int32_t* __restrict__ frac,
+    unsigned long long* __restrict__ acc, uint32_t* __restrict__ flags, T* __restrict__ goffset,
+    T* __restrict__ gmask) {
+  const int64_t P = p.positions(), kk = p.taps(), oc = p.offset_channels(), plane = p.h * p.w;
+  const int64_t total = count * p.offset_groups * kk * P;
+  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads) {
+    const int64_t pos = i % P, t = (i / P) % kk, g = (i / (P * kk)) % p.offset_groups, nl = i / (P * kk * p.offset_groups);
+    const int64_t n = n0 + nl;
+    const SampleAt s = sample_at(p, n, g * oc, t, pos);
+    const float y = float(s.base_y) + load(offset + s.offset);
+    const float x = float(s.base_x) + load(offset + s.offset + P);
+    const Corners<float> cs = corners<float>(y, x, p.h, p.w);
+    const float m = p.has_mask ? load(mask + s.mask) : 1.0f;
+    const bool scatter = acc != nullptr && !cs.nan && !cs.outside;
+    const int f = acc != nullptr ? frac[nl] : 0;
+    float sy = 0.0f, sx = 0.0f, sm = 0.0f;
+    for (int64_t c = g * oc; c < (g + 1) * oc; ++c) {
+      const T* in = input + (n * p.c_in + c) * plane;
+      const auto read = [&](int64_t k) { return load(in + k); };
+      const float gc = gcol[(nl * p.c_in * kk + c * kk + t) * P + pos];
+      if (goffset != nullptr) {
+        float dy, dx;
+        corner_grads(cs, read, &dy, &dx);
+        sy = __fmaf_rn(gc, dy, sy);
+        sx = __fmaf_rn(gc, dx, sx);
+      }
+      if (gmask != nullptr) sm = __fmaf_rn(gc, corner_value(cs, read), sm);
+      if (scatter) {
+        const float v = p.has_mask ? __fmul_rn(gc, m) : gc;
+        for (int k = 0; k < 4; ++k)
+          if (scatters(cs, k)) fs::add(acc, flags, (nl * p.c_in + c) * plane + cs.idx[k], __fmul_rn(cs.w[k], v), f);
+      }
+    }
+    if (goffset != nullptr) {
+      goffset[s.offset] = store_as<T>(p.has_mask ? __fmul_rn(sy, m) : sy);
+      goffset[s.offset + P] = store_as<T>(p.has_mask ? __fmul_rn(sx, m) : sx);
+    }
+    if (gmask != nullptr) gmask[s.mask] = store_as<T>(sm);
+  }
+}
+
+// grad_input of the chunk's images from the accumulators.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) finish_kernel(const Params p, const unsigned long long* __restrict__ acc,
+                                                          const uint32_t* __restrict__ flags,
+                                                          const int32_t* __restrict__ frac, int64_t count,
+                                                          T* __restrict__ ginput) {
+  const int64_t per = p.c_in * p.h * p.w, total = count * per;
+  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads)
+    ginput[i] = store_as<T>(static_cast<float>(
+        fs::fixed_value(static_cast<int64_t>(acc[i]), fs::element_flags(flags, i), frac[i / per])));
+}
+
+unsigned blocks_for(int64_t work) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 65536)));
+}
+
+// Images per chunk of the columns' gradient.
+int64_t chunk_images(const Params& p) {
+  const int64_t per = std::max<int64_t>(1, p.c_in * p.taps() * p.positions() * int64_t(sizeof(float)));
+  const int64_t fit = std::min<int64_t>(static_cast<int64_t>(kColumnBudget) / per, 65535);  // grid.y of the maxima
+  return std::max<int64_t>(1, std::min<int64_t>(p.n, fit));
+}
+
+int64_t weight_slices(const Params& p) {
+  const int64_t total = p.n * p.positions();
+  return std::max<int64_t>(1, (total + kSliceLength - 1) / kSliceLength);
+}
+
+struct Layout {
+  size_t gcol, zero_begin, acc, flags, gmax, mmax, zero_end, frac, partial, bytes;
+};
+
+Layout layout(const Params& p, const Wanted& want) {
+  WorkspaceOffsets w;
+  Layout L{};
+  if (want.input || want.offset || want.mask) {
+    const int64_t nc = chunk_images(p);
+    L.gcol = w.take(sizeof(float) * static_cast<size_t>(nc * p.c_in * p.taps() * p.positions()));
+    L.zero_begin = w.end;  // acc, flags and the maxima start at zero; frac is written whole
+    L.acc = w.take(want.input ? sizeof(unsigned long long) * static_cast<size_t>(nc * p.c_in * p.h * p.w) : 0);
+    L.flags = w.take(want.input ? sizeof(uint32_t) * static_cast<size_t>(fs::flag_words(nc * p.c_in * p.h * p.w)) : 0);
+    L.gmax = w.take(sizeof(uint32_t) * static_cast<size_t>(nc));
+    L.mmax = w.take(sizeof(uint32_t) * static_cast<size_t>(nc));
+    L.zero_end = w.end;
+    L.frac = w.take(sizeof(int32_t) * static_cast<size_t>(nc));
+  }
+  if (want.weight) L.partial = w.take(sizeof(float) * static_cast<size_t>(weight_slices(p) * p.c_out * p.depth()));
+  L.bytes = w.end;
+  return L;
+}
+
+}  // namespace kernels
+
+using namespace kernels;
+
+size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return layout(p, want).bytes; }
+
+template <typename T>
+cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
+                         const T* bias, T* out, cudaStream_t stream) {
+  if (p.n * p.c_out == 0) return cudaSuccess;
+  const ForwardProblem<T> pr{p, input, offset, p.has_mask ? mask : nullptr, weight, p.has_bias ? bias : nullptr, out};
+  return launch_gemm(pr, p.group_outputs(), p.n * p.positions(), p.groups, stream);
+}
+
+template <typename T>
+cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const T* offset, const T* mask,
+                          const T* weight, T* ginput, T* goffset, T* gmask, T* gweight, T* gbias, void* workspace,
+                          cudaStream_t stream) {
+  Wanted want;
+  want.input = ginput != nullptr, want.offset = goffset != nullptr, want.mask = gmask != nullptr && p.has_mask;
+  want.weight = gweight != nullptr, want.bias = gbias != nullptr && p.has_bias;
+  const Layout L = layout(p, want);
+  char* ws = static_cast<char*>(workspace);
+  const T* m = p.has_mask ? mask : nullptr;
+  if (want.bias && p.c_out > 0) {
+    bias_grad_kernel<T><<<static_cast<unsigned>(std::min<int64_t>(p.c_out, 2147483647)), kThreads, 0, stream>>>(
+        p, gout, gbias);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  }
+  if (want.weight && p.c_out > 0) {
+    const int64_t slices = weight_slices(p), count = p.c_out * p.depth();
+    float* partial = reinterpret_cast<float*>(ws + L.partial);
+    const WeightGradProblem<T> pr{p, gout, input, offset, m, partial, slices, kSliceLength};
+    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream); e != cudaSuccess)
+      return e;
+    slice_sum_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(partial, slices, count, gweight);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  }
+  if (!(want.input || want.offset || want.mask) || p.n == 0) return cudaSuccess;
+  float* gcol = reinterpret_cast<float*>(ws + L.gcol);
+  auto* acc = want.input ? reinterpret_cast<unsigned long long*>(ws + L.acc) : nullptr;
+  auto* flags = want.input ? reinterpret_cast<uint32_t*>(ws + L.flags) : nullptr;
+  auto* gmax = reinterpret_cast<uint32_t*>(ws + L.gmax);
+  auto* mmax = reinterpret_cast<uint32_t*>(ws + L.mmax);
+  auto* frac = reinterpret_cast<int32_t*>(ws + L.frac);
+  const int64_t chunk = chunk_images(p), P = p.positions(), kk = p.taps();
+  for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
+    const int64_t count = std::min(chunk, p.n - n0);
+    if (cudaError_t e = cudaMemsetAsync(ws + L.zero_begin, 0, L.zero_end - L.zero_begin, stream); e != cudaSuccess) return e;
+    if (p.c_out == 0) {
+      if (cudaError_t e = cudaMemsetAsync(gcol, 0, sizeof(float) * count * p.c_in * kk * P, stream); e != cudaSuccess)
+        return e;
+    } else {
+      const ColumnGradProblem<T> pr{p, gout, weight, gcol, n0, count};
+      if (cudaError_t e = launch_gemm(pr, p.depth(), count * P, p.groups, stream); e != cudaSuccess) return e;
+    }
+    if (want.input) {
+      const int64_t per = std::max(p.c_in * kk * P, p.offset_groups * kk * P);
+      const dim3 grid(std::min<unsigned>(blocks_for(per), 1024u), static_cast<unsigned>(count));
+      image_max_kernel<T><<<grid, kThreads, 0, stream>>>(p, gcol, m, n0, gmax, mmax);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+      frac_kernel<<<blocks_for(count), kThreads, 0, stream>>>(gmax, mmax, p.has_mask, double(kk * P), frac, count);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    sample_grad_kernel<T><<<blocks_for(count * p.offset_groups * kk * P), kThreads, 0, stream>>>(
+        p, gcol, input, offset, m, n0, count, frac, acc, flags, goffset, want.mask ? gmask : nullptr);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    if (want.input) {
+      finish_kernel<T><<<blocks_for(count * p.c_in * p.h * p.w), kThreads, 0, stream>>>(
+          p, acc, flags, frac, count, ginput + n0 * p.c_in * p.h * p.w);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+  }
+  return cudaSuccess;
+}
+
+#define TWIN_DEFORM_CONV2D_INSTANTIATE(T)                                                                        \
+  template cudaError_t forward_cuda<T>(const Params&, const T*, const T*, const T*, const T*, const T*, T*,     \
+                                       cudaStream_t);                                                           \
+  template cudaError_t backward_cuda<T>(const Params&, const T*, const T*, const T*, const T*, const T*, T*, T*, \
+                                        T*, T*, T*, void*, cudaStream_t);
+TWIN_DEFORM_CONV2D_INSTANTIATE(float)
+TWIN_DEFORM_CONV2D_INSTANTIATE(__half)
+TWIN_DEFORM_CONV2D_INSTANTIATE(__nv_bfloat16)
+#undef TWIN_DEFORM_CONV2D_INSTANTIATE
+
+}  // namespace deform_conv2d
+}  // namespace twinops

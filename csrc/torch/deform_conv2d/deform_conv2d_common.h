@@ -1,0 +1,74 @@
+// Shared by the CPU and CUDA registrations of twinops::deform_conv2d / deform_conv2d_backward:
+// argument checks (tensor metadata only, so the fake kernels run the same through
+// twinops::_deform_conv2d_check), the contiguous copies the kernels read, result allocation and
+// the translation into the kernels' Params.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "../../kernels/deform_conv2d/deform_conv2d_attrs.h"
+#include "../frontend_util.h"
+#include "../op_attrs.h"
+
+namespace twinops {
+namespace deform_conv2d {
+namespace torch_op {
+
+using namespace ::twinops::torch_frontend;  // the generic frontend helpers
+
+// The inputs in the schema's order, contiguous (bias and mask undefined where absent).
+struct Inputs {
+  at::Tensor input, offset, weight, bias, mask;
+};
+
+// The kernel parameters' attributes (stride, padding, dilation) as the schema passes them.
+struct Geo {
+  c10::ArrayRef<int64_t> stride, padding, dilation;
+};
+
+struct Forward {
+  Params params;
+  Inputs in;
+  at::Tensor output;  // contiguous (N, C_out, h_out, w_out)
+};
+
+// The backward's results in the schema's order (input, offset, weight, bias, mask); one that was
+// not asked for, or whose input is absent, is an empty (0,) tensor of input's dtype.
+struct Backward {
+  Params params;
+  Inputs in;
+  at::Tensor grad_output;  // contiguous
+  std::array<at::Tensor, 5> grads;
+  std::array<bool, 5> want{};
+};
+
+// Throw c10::Error with a message naming the argument ("torch.ops.twinops.deform_conv2d: ...").
+// For CUDA, call them under the device guard (they allocate).
+Forward prepare_forward(const at::Tensor& input, const at::Tensor& offset, const at::Tensor& weight,
+                        const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& mask, const Geo& geo);
+Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& offset,
+                          const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                          const std::optional<at::Tensor>& mask, const Geo& geo, std::array<bool, 5> output_mask);
+
+// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
+// double when `with_double` (the CPU kernels; CUDA runs the first three).
+template <typename Fn>
+void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
+  switch (dtype) {
+    case at::kFloat: return fn(float{});
+    case at::kHalf: return fn(c10::Half{});
+    case at::kBFloat16: return fn(c10::BFloat16{});
+    case at::kDouble:
+      if (with_double) return fn(double{});
+      [[fallthrough]];
+    default: fail("twinops.deform_conv2d: no kernel for " + std::string(c10::toString(dtype)));
+  }
+}
+
+}  // namespace torch_op
+}  // namespace deform_conv2d
+}  // namespace twinops

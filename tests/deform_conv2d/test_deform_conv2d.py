@@ -1,0 +1,285 @@
+"""twinops.deform_conv2d: what is special to the op (tests/test_conformance.py runs the generic contract).
+
+Parity with torchvision.ops.deform_conv2d in float64 on Hypothesis-drawn geometries (kernels 1-5,
+non-square; stride, padding and dilation up to 3, each axis its own; groups and offset_groups;
+offsets far outside the image; with and without mask and bias), forward and every gradient; the
+composite reference (the node's onnx.reference kernel) against torchvision; the non-finite rules;
+every error message; the module; the deterministic backward; CPU against CUDA (skipped without a
+GPU).
+"""
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import twinops
+from twinops.library.deform_conv2d import DeformConv2dOp, deform_conv2d_op
+from twinops.library.deform_conv2d.reference import TOLERANCES, deform_conv2d_composite, torchvision_ops
+from twinops.library.deform_conv2d.strategies import geometry
+
+TVO = torchvision_ops()
+needs_torchvision = pytest.mark.skipif(TVO is None, reason="torchvision with CPU kernels for this torch is not installed")
+NAN, INF = float("nan"), float("inf")
+
+
+def make(shapes, kwargs, dtype=torch.float64, device="cpu", seed=0, spread=2.5):
+    """Inputs for shapes (input, offset, weight, bias?, mask?): normal data, offsets uniform in
+    +-spread with a few integral ones, masks in [-0.5, 1.5)."""
+    g = torch.Generator().manual_seed(seed)
+    xs = []
+    for i, s in enumerate(shapes):
+        if s is None:
+            xs.append(None)
+            continue
+        if i == 1:
+            t = (torch.rand(s, generator=g, dtype=torch.float64) * 2 - 1) * spread
+            if t.numel() >= 3:
+                t.view(-1)[:3] = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)
+        elif i == 4:
+            t = torch.rand(s, generator=g, dtype=torch.float64) * 2 - 0.5
+        else:
+            t = torch.randn(s, generator=g, dtype=torch.float64) + 0.25
+        xs.append(t.to(device, dtype))
+    return xs
+
+
+def torchvision(xs, kwargs):
+    x, off, w, b, m = [t.detach().cpu().double() if t is not None else None for t in xs]
+    return TVO.deform_conv2d(x, off, w, b, mask=m, **{k: tuple(v) for k, v in kwargs.items()})
+
+
+def _close(actual, expected, dtype, what=""):
+    atol, rtol = TOLERANCES[dtype]
+    torch.testing.assert_close(actual.detach().cpu().double(), expected.detach().cpu().double(), atol=atol, rtol=rtol,
+                               equal_nan=True, msg=lambda msg: f"{what}\n{msg}")
+
+
+# ---------------------------------------------------------------------------------------
+# forward and gradients against torchvision in float64
+# ---------------------------------------------------------------------------------------
+
+@needs_torchvision
+@settings(deadline=None, max_examples=60)
+@given(case=geometry(max_kernel=5, max_side=8), spread=st.sampled_from([0.5, 2.5, 12.0]))
+def test_forward_matches_torchvision_float64(case, spread):
+    shapes, kwargs = case
+    if shapes[0][0] == 0:
+        return  # torchvision refuses an empty batch (the edge cases cover N = 0)
+    xs = make(shapes, kwargs, spread=spread)
+    torch.testing.assert_close(deform_conv2d_op(*xs, **kwargs), torchvision(xs, kwargs), atol=1e-12, rtol=1e-12)
+
+
+@needs_torchvision
+@settings(deadline=None, max_examples=40)
+@given(case=geometry(max_kernel=4, max_side=7))
+def test_gradients_match_torchvision_float64(case):
+    shapes, kwargs = case
+    if shapes[0][0] == 0:
+        return
+    xs = make(shapes, kwargs)
+    ours = [t.clone().requires_grad_() if t is not None else None for t in xs]
+    theirs = [t.clone().requires_grad_() if t is not None else None for t in xs]
+    y = deform_conv2d_op(*ours, **kwargs)
+    gy = torch.randn(y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    y.backward(gy)
+    TVO.deform_conv2d(theirs[0], theirs[1], theirs[2], theirs[3], mask=theirs[4],
+                      **{k: tuple(v) for k, v in kwargs.items()}).backward(gy)
+    for name, a, b in zip(("input", "offset", "weight", "bias", "mask"), ours, theirs):
+        if a is not None:
+            torch.testing.assert_close(a.grad, b.grad, atol=1e-10, rtol=1e-9, msg=lambda m: f"grad {name}\n{m}")
+
+
+@needs_torchvision
+@settings(deadline=None, max_examples=30)
+@given(case=geometry(max_kernel=5, max_side=8))
+def test_composite_reference_matches_torchvision(case):
+    """The node's onnx.reference kernel (the composite) computes torchvision's result."""
+    shapes, kwargs = case
+    if shapes[0][0] == 0:
+        return
+    xs = make(shapes, kwargs, spread=6.0)
+    torch.testing.assert_close(deform_conv2d_composite(*xs, **kwargs), torchvision(xs, kwargs), atol=1e-12,
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@settings(deadline=None, max_examples=25)
+@given(case=geometry(max_kernel=3, max_side=8))
+def test_lower_precision_within_tolerance(device, dtype, case):
+    shapes, kwargs = case
+    xs = make(shapes, kwargs, dtype=dtype, device=device)
+    want = deform_conv2d_composite(*[t.double().cpu() if t is not None else None for t in xs], **kwargs)
+    _close(deform_conv2d_op(*xs, **kwargs), want, dtype, f"{shapes} {kwargs}")
+
+
+def test_public_signature_is_torchvisions():
+    """twinops.deform_conv2d(input, offset, weight, bias, stride, padding, dilation, mask) and the
+    op form agree; ints mean (H, W) pairs."""
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, _ = _shapes(2, 4, 6, 7, 3, (3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1))
+    x, off, w, b, m = make(shapes, {})
+    a = twinops.deform_conv2d(x, off, w, b, 2, 1, 1, m)
+    torch.testing.assert_close(a, deform_conv2d_op(x, off, w, b, m, stride=[2, 2], padding=[1, 1]))
+    torch.testing.assert_close(a, DeformConv2dOp(stride=(2, 2), padding=1)(x, off, w, b, m))
+
+
+def test_module_holds_weight_and_bias():
+    torch.manual_seed(0)
+    mod = twinops.DeformConv2d(4, 6, (3, 2), stride=(1, 2), padding=(1, 0), dilation=(2, 1), groups=2).double()
+    assert mod.weight.shape == (6, 2, 3, 2) and mod.bias.shape == (6,)
+    x = torch.randn(2, 4, 7, 9, dtype=torch.float64)
+    off = torch.randn(2, 2 * 3 * 2, 5, 4, dtype=torch.float64)
+    mask = torch.rand(2, 3 * 2, 5, 4, dtype=torch.float64)
+    y = mod(x, off, mask)
+    torch.testing.assert_close(y, deform_conv2d_composite(x, off, mod.weight, mod.bias, mask, (1, 2), (1, 0), (2, 1)))
+    y.sum().backward()
+    assert mod.weight.grad is not None and mod.bias.grad is not None
+    assert twinops.DeformConv2d(2, 2, 1, bias=False).bias is None
+    with pytest.raises(ValueError, match=r"^twinops\.DeformConv2d: in_channels \(3\) must be a multiple of groups \(2\)$"):
+        twinops.DeformConv2d(3, 2, 3, groups=2)
+
+
+# ---------------------------------------------------------------------------------------
+# non-finite values
+# ---------------------------------------------------------------------------------------
+
+@needs_torchvision
+def test_non_finite_offsets_and_inputs_land_where_torchvision_puts_them(device):
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(1, 2, 5, 6, 3, (3, 3), padding=(1, 1))
+    xs = make(shapes, kwargs)
+    xs[1][0, 0, 1, 1] = NAN  # one tap of one output position: NaN there
+    xs[1][0, 3, 2, 2] = INF  # a sample infinitely far: outside, 0
+    xs[1][0, 4, 3, 3] = -INF
+    xs[0][0, 1, 4, 5] = INF  # an infinite input pixel: NaN or Inf where its corners are read
+    xs[4][0, 2, 0, 0] = NAN  # a NaN mask value
+    want = torchvision(xs, kwargs)
+    got = deform_conv2d_op(*[t.to(device) for t in xs], **kwargs)
+    assert want.isnan().any() and want.isinf().any()
+    torch.testing.assert_close(got.cpu(), want, atol=1e-12, rtol=1e-12, equal_nan=True)
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+
+def _base():
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(2, 4, 6, 7, 6, (3, 3), groups=2, offset_groups=2, padding=(1, 1))
+    return make(shapes, kwargs, dtype=torch.float32), kwargs
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda xs, kw: xs.__setitem__(1, xs[1][:, :35]),
+     "offset's channels (35) must be a positive multiple of 2 * kh * kw (18): (dy, dx) per kernel tap and offset "
+     "group; shape (2, 35, 6, 7)"),
+    (lambda xs, kw: xs.__setitem__(1, xs[1][:, :, :5]),
+     "offset's H (5) must equal the output's (6, from input (2, 4, 6, 7), weight (6, 2, 3, 3), stride, padding and "
+     "dilation)"),
+    (lambda xs, kw: xs.__setitem__(2, xs[2][:, :3]),
+     "input's channels (4) must be a multiple of weight's dim 1 (C_in / groups = 3); shapes (2, 4, 6, 7) and "
+     "(6, 3, 3, 3)"),
+    (lambda xs, kw: xs.__setitem__(2, xs[2][:5]), "weight's C_out (5) must be a multiple of groups (2 = C_in / weight's dim 1)"),
+    (lambda xs, kw: xs.__setitem__(3, xs[3][:5]), "bias must have shape (C_out,) = (6,), got (5,)"),
+    (lambda xs, kw: xs.__setitem__(4, xs[4][:, :9]), "mask's channels (9) must be offset_groups * kh * kw (18)"),
+    (lambda xs, kw: xs.__setitem__(4, xs[4][:1]), "mask's N (1) must equal input's (2)"),
+    (lambda xs, kw: kw.__setitem__("stride", [0, 1]), "stride's H value must be at least 1, got 0"),
+    (lambda xs, kw: kw.__setitem__("dilation", [1, -2]), "dilation's W value must be at least 1, got -2"),
+    (lambda xs, kw: kw.__setitem__("padding", [-1, 1]), "padding's H value must be at least 0, got -1"),
+])
+def test_bad_shapes_and_geometry_raise_naming_the_argument(change, message):
+    xs, kw = _base()
+    change(xs, kw)
+    with pytest.raises(RuntimeError) as e:
+        deform_conv2d_op(*xs, **kw)
+    assert str(e.value).split("\n")[0] == f"twinops.library.deform_conv2d.deform_conv2d_op: {message}"
+
+
+def test_kernel_that_does_not_fit():
+    x = torch.randn(1, 1, 2, 8)
+    with pytest.raises(RuntimeError, match=r"the kernel does not fit: input's H \(2\) plus padding \(0\) is below "
+                                           r"dilation \* \(kernel - 1\) \+ 1 \(3\)"):
+        twinops.deform_conv2d(x, torch.zeros(1, 18, 1, 6), torch.randn(1, 1, 3, 3))
+
+
+@pytest.mark.parametrize("kw,error,message", [
+    (dict(stride=(1, 2, 3)), ValueError, "stride must be an int or an (H, W) pair, got 3 values (1, 2, 3)"),
+    (dict(padding=1.5), TypeError, "padding must be an int or an (H, W) pair of ints, got float"),
+    (dict(dilation=(1, "2")), TypeError, "dilation must hold ints, got str in (1, '2')"),
+])
+def test_bad_pairs_raise(kw, error, message):
+    xs, _ = _base()
+    with pytest.raises(error) as e:
+        twinops.deform_conv2d(xs[0], xs[1], xs[2], xs[3], mask=xs[4], **kw)
+    assert str(e.value) == f"twinops.deform_conv2d: {message}"
+
+
+def test_dtype_and_device_mismatch():
+    xs, kw = _base()
+    with pytest.raises(TypeError, match=r"^twinops\.deform_conv2d: weight must have input's dtype \(float32\), got torch.float64$"):
+        twinops.deform_conv2d(xs[0], xs[1], xs[2].double(), xs[3], mask=xs[4], padding=1)
+
+
+# ---------------------------------------------------------------------------------------
+# determinism and CUDA
+# ---------------------------------------------------------------------------------------
+
+def test_backward_is_bitwise_deterministic(device):
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(2, 8, 9, 11, 6, (3, 3), offset_groups=2, padding=(1, 1))
+    xs = make(shapes, kwargs, dtype=torch.float32, device=device, spread=1.0)
+    runs = []
+    for _ in range(3):
+        leaves = [t.clone().requires_grad_() for t in xs]
+        deform_conv2d_op(*leaves, **kwargs).square().sum().backward()
+        runs.append([t.grad for t in leaves])
+    for r in runs[1:]:
+        for a, b in zip(runs[0], r):
+            assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@settings(deadline=None, max_examples=20)
+@given(case=geometry(max_kernel=3, max_side=9))
+def test_cuda_matches_cpu(dtype, case):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    shapes, kwargs = case
+    xs = make(shapes, kwargs, dtype=torch.float32)
+    cpu = [t.clone().requires_grad_() if t is not None else None for t in xs]
+    gpu = [t.to("cuda", dtype).requires_grad_() if t is not None else None for t in xs]
+    y_cpu, y_gpu = deform_conv2d_op(*cpu, **kwargs), deform_conv2d_op(*gpu, **kwargs)
+    _close(y_gpu, y_cpu, dtype, "forward")
+    gy = torch.randn(y_cpu.shape, generator=torch.Generator().manual_seed(3))
+    y_cpu.backward(gy)
+    y_gpu.backward(gy.to("cuda", dtype))
+    scale = 4.0 if dtype != torch.float32 else 1.0  # the gradients sum more terms than the forward
+    for name, a, b in zip(("input", "offset", "weight", "bias", "mask"), gpu, cpu):
+        if a is not None:
+            atol, rtol = TOLERANCES[dtype]
+            torch.testing.assert_close(a.grad.cpu().float(), b.grad, atol=atol * scale * 10, rtol=rtol * scale,
+                                       msg=lambda m: f"grad {name} {shapes} {kwargs}\n{m}")
+
+
+def test_runs_under_deterministic_algorithms(device):
+    xs, kw = _base()
+    leaves = [t.to(device).requires_grad_() for t in xs]
+    torch.use_deterministic_algorithms(True)
+    try:
+        deform_conv2d_op(*leaves, **kw).sum().backward()
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert all(t.grad is not None and t.grad.isfinite().all() for t in leaves)
+
+
+def test_second_derivative_raises():
+    xs, kw = _base()
+    leaves = [t.double().requires_grad_() for t in xs]
+    y = deform_conv2d_op(*leaves, **kw).square().sum()
+    (g,) = torch.autograd.grad(y, leaves[0], create_graph=True)
+    with pytest.raises(RuntimeError, match="twinops.deform_conv2d: second derivatives are not supported"):
+        g.sum().backward()
