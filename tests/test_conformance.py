@@ -59,7 +59,8 @@ def _clone(v, grad):
 
 @pytest.mark.parametrize("op,sample", SAMPLES)
 def test_opcheck(op, sample):
-    xs = [x.requires_grad_(t.differentiable) for x, t in zip(_inputs(op, sample.shapes), op.inputs)]
+    xs = [x.requires_grad_(t.differentiable) if x is not None else None
+          for x, t in zip(_inputs(op, sample.shapes), op.inputs)]
     with _Recorder() as rec:
         y = _api(op)(*xs, **sample.kwargs)
         if op.backward_op:
@@ -83,7 +84,7 @@ def test_gradcheck_float64(op, sample):
     if not op.backward_op:
         pytest.skip(f"{op.name} is not differentiable")
     xs = _inputs(op, sample.shapes, torch.float64)
-    grads = [i for i, t in enumerate(op.inputs) if t.differentiable]
+    grads = [i for i, t in enumerate(op.inputs) if t.differentiable and xs[i] is not None]
 
     def f(*free):
         full = list(xs)
@@ -103,11 +104,22 @@ def test_torch_compile_fullgraph_equals_eager(op, sample):
     torch.testing.assert_close(compiled(*xs), fn(*xs, **sample.kwargs), rtol=0, atol=0)
 
 
+def _given(xs) -> list:
+    """The inputs without the optional ones left out at the end (None): the module's defaults
+    stand for them, and the exported graph has no such input."""
+    xs = list(xs)
+    while xs and xs[-1] is None:
+        xs.pop()
+    return xs
+
+
 def _dynamic_dims(op, shapes):
     """{input index: [dims]}: the declared dynamic dims whose example length is at least 2
     (torch.export specialises lengths 0 and 1)."""
     out = {}
     for i, (t, s) in enumerate(zip(op.inputs, shapes)):
+        if s is None:
+            continue
         dims = sorted({d % len(s) for d in t.dynamic if s[d % len(s)] >= 2})
         if dims:
             out[i] = dims
@@ -119,14 +131,14 @@ def _other_shapes(shapes, dynamic):
     out = []
     for change in (lambda n: n + 1, lambda n: 2 * n + 1, lambda n: max(2, n - 1) if n > 2 else n + 2):
         out.append(tuple(tuple(change(n) if d in dynamic.get(i, ()) else n for d, n in enumerate(s))
-                         for i, s in enumerate(shapes)))
+                         if s is not None else None for i, s in enumerate(shapes)))
     return out
 
 
 def _export(op, module, xs, dims, exporter):
     import warnings
 
-    names = [t.name for t in op.inputs]
+    names = [t.name for t in op.inputs][: len(xs)]
     kwargs = {}
     if exporter == "dynamo":
         d = torch.export.Dim.DYNAMIC
@@ -150,7 +162,7 @@ def test_export_checker_and_reference_at_other_shapes(op, sample, exporter):
     if exporter not in op.exporters:
         pytest.skip(f"{op.name} does not support the {exporter} exporter")
     module = opdef.resolve(op.module)(**sample.kwargs).eval()
-    xs = _inputs(op, sample.shapes, torch.float64)
+    xs = _given(_inputs(op, sample.shapes, torch.float64))
     dims = _dynamic_dims(op, sample.shapes) if sample.dynamic else {}
     proto = _export(op, module, xs, dims, exporter)
     onnx.checker.check_model(proto, full_check=True)
@@ -163,7 +175,7 @@ def test_export_checker_and_reference_at_other_shapes(op, sample, exporter):
     ev = ReferenceEvaluator(proto, new_ops=twinops.onnx_reference_ops())
     graph_inputs = [i.name for i in proto.graph.input]
     for shapes in [sample.shapes] + (_other_shapes(sample.shapes, dims) if dims else []):
-        xs = _inputs(op, shapes, torch.float64, seed=1)
+        xs = _given(_inputs(op, shapes, torch.float64, seed=1))
         feeds = {i.name: x.numpy() for i, x in zip(proto.graph.input, xs)} if len(graph_inputs) == len(xs) else \
             {t.name: x.numpy() for t, x in zip(op.inputs, xs) if t.name in graph_inputs}
         gots = ev.run(None, feeds)

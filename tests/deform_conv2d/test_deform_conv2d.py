@@ -150,7 +150,6 @@ def test_non_finite_offsets_and_inputs_land_where_torchvision_puts_them(device):
 
     shapes, kwargs = _shapes(1, 2, 5, 6, 3, (3, 3), padding=(1, 1))
     xs = make(shapes, kwargs)
-    xs[1][0, 0, 1, 1] = NAN  # one tap of one output position: NaN there
     xs[1][0, 3, 2, 2] = INF  # a sample infinitely far: outside, 0
     xs[1][0, 4, 3, 3] = -INF
     xs[0][0, 1, 4, 5] = INF  # an infinite input pixel: NaN or Inf where its corners are read
@@ -159,6 +158,23 @@ def test_non_finite_offsets_and_inputs_land_where_torchvision_puts_them(device):
     got = deform_conv2d_op(*[t.to(device) for t in xs], **kwargs)
     assert want.isnan().any() and want.isinf().any()
     torch.testing.assert_close(got.cpu(), want, atol=1e-12, rtol=1e-12, equal_nan=True)
+
+
+def test_a_nan_offset_makes_its_outputs_nan(device):
+    """torchvision's CPU kernel turns floor(NaN) into an index (undefined; it can crash the
+    process), so the rule is the composite's: the sample is NaN, every output summing it NaN."""
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(1, 2, 5, 6, 3, (3, 3), padding=(1, 1))
+    xs = make(shapes, kwargs)
+    xs[1][0, 0, 1, 1] = NAN  # tap 0's dy at output (1, 1)
+    xs[1][0, 9, 2, 4] = NAN  # tap 4's dx at output (2, 4)
+    got = deform_conv2d_op(*[t.to(device) for t in xs], **kwargs).cpu()
+    want = deform_conv2d_composite(*xs, **kwargs)
+    nan = torch.zeros_like(want, dtype=torch.bool)
+    nan[0, :, 1, 1] = nan[0, :, 2, 4] = True
+    assert torch.equal(got.isnan(), nan) and torch.equal(want.isnan(), nan)
+    torch.testing.assert_close(got, want, atol=1e-12, rtol=1e-12, equal_nan=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -179,7 +195,7 @@ def _base():
     (lambda xs, kw: xs.__setitem__(1, xs[1][:, :, :5]),
      "offset's H (5) must equal the output's (6, from input (2, 4, 6, 7), weight (6, 2, 3, 3), stride, padding and "
      "dilation)"),
-    (lambda xs, kw: xs.__setitem__(2, xs[2][:, :3]),
+    (lambda xs, kw: xs.__setitem__(2, torch.randn(6, 3, 3, 3)),
      "input's channels (4) must be a multiple of weight's dim 1 (C_in / groups = 3); shapes (2, 4, 6, 7) and "
      "(6, 3, 3, 3)"),
     (lambda xs, kw: xs.__setitem__(2, xs[2][:5]), "weight's C_out (5) must be a multiple of groups (2 = C_in / weight's dim 1)"),

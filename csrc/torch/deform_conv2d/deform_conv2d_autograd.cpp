@@ -52,21 +52,26 @@ Grads call_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& 
 void save_attrs(AutogradContext* ctx, const Attrs& a) { save_owned<DeformConv2dAttrs>(a, &ctx->saved_data); }
 Attrs restore_attrs(AutogradContext* ctx) { return restore_owned<DeformConv2dAttrs, Attrs>(&ctx->saved_data); }
 
-// Inputs (input, offset, weight, bias, mask): bias and mask undefined where absent.
+// Function::apply records every tensor argument's metadata, so an absent bias or mask travels as
+// an empty placeholder with a flag (has[0]: bias, has[1]: mask) and is undefined again inside.
+using Has = std::array<bool, 2>;
+
+at::Tensor given(const at::Tensor& t, bool has) { return has ? t : at::Tensor(); }
+
 struct DeformConv2dFunction : public torch::autograd::Function<DeformConv2dFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& off, const at::Tensor& w,
-                            const at::Tensor& b, const at::Tensor& m, const Attrs& a) {
-    ctx->save_for_backward({x, off, w, b, m});
+                            const at::Tensor& b, const at::Tensor& m, Has has, const Attrs& a) {
+    ctx->save_for_backward({x, off, w, given(b, has[0]), given(m, has[1])});
     save_attrs(ctx, a);
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_forward(x, off, w, b, m, a);
+    return call_forward(x, off, w, given(b, has[0]), given(m, has[1]), a);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list s = ctx->get_saved_variables();
     Mask mask{};
     for (int k = 0; k < 5; ++k) mask[k] = ctx->needs_input_grad(k) && s[k].defined();
-    variable_list out(6);
+    variable_list out(7);
     if (!grads[0].defined() || !(mask[0] || mask[1] || mask[2] || mask[3] || mask[4])) return out;
     auto [gi, go, gw, gb, gm] = call_backward(grads[0], s[0], s[1], s[2], s[3], s[4], restore_attrs(ctx), mask);
     const at::Tensor got[5] = {gi, go, gw, gb, gm};
@@ -78,10 +83,10 @@ struct DeformConv2dFunction : public torch::autograd::Function<DeformConv2dFunct
 
 struct DeformConv2dBackwardFunction : public torch::autograd::Function<DeformConv2dBackwardFunction> {
   static variable_list forward(AutogradContext*, const at::Tensor& g, const at::Tensor& x, const at::Tensor& off,
-                               const at::Tensor& w, const at::Tensor& b, const at::Tensor& m, const Attrs& a,
+                               const at::Tensor& w, const at::Tensor& b, const at::Tensor& m, Has has, const Attrs& a,
                                Mask mask) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    auto [gi, go, gw, gb, gm] = call_backward(g, x, off, w, b, m, a, mask);
+    auto [gi, go, gw, gb, gm] = call_backward(g, x, off, w, given(b, has[0]), given(m, has[1]), a, mask);
     return {gi, go, gw, gb, gm};
   }
 
@@ -90,31 +95,46 @@ struct DeformConv2dBackwardFunction : public torch::autograd::Function<DeformCon
   }
 };
 
+// The optional inputs as Function::apply takes them: the tensor or a placeholder, and the flags.
+struct Optionals {
+  at::Tensor b, m;
+  Has has{};
+  bool grad = false;  // whether either requires grad
+};
+
+Optionals optionals(const at::Tensor& x, const Opt& b, const Opt& m) {
+  Optionals o;
+  o.has = {b.has_value() && b->defined(), m.has_value() && m->defined()};
+  const at::Tensor none = at::empty({0}, x.options());
+  o.b = o.has[0] ? *b : none;
+  o.m = o.has[1] ? *m : none;
+  o.grad = (o.has[0] && any_requires_grad({&o.b})) || (o.has[1] && any_requires_grad({&o.m}));
+  return o;
+}
+
 at::Tensor deform_conv2d_autograd(const at::Tensor& x, const at::Tensor& off, const at::Tensor& w, const Opt& b,
                                   const Opt& m TWIN_TORCH_PARAMS(TWIN_DEFORM_CONV2D_ATTRS)) {
-  const at::Tensor bt = b.has_value() ? *b : at::Tensor(), mt = m.has_value() ? *m : at::Tensor();
   const Attrs a{TWIN_TORCH_OWN(TWIN_DEFORM_CONV2D_ATTRS)};
-  const bool grad = any_requires_grad({&x, &off, &w}) || (bt.defined() && any_requires_grad({&bt})) ||
-                    (mt.defined() && any_requires_grad({&mt}));
-  if (!grad) {  // nothing to record: skip the graph node
+  const bool has_b = b.has_value() && b->defined(), has_m = m.has_value() && m->defined();
+  if (!any_requires_grad({&x, &off, &w}) && !(has_b && any_requires_grad({&*b})) &&
+      !(has_m && any_requires_grad({&*m}))) {  // nothing to record: skip the graph node
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_forward(x, off, w, bt, mt, a);
+    return call_forward(x, off, w, has_b ? *b : at::Tensor(), has_m ? *m : at::Tensor(), a);
   }
-  return DeformConv2dFunction::apply(x, off, w, bt, mt, a);
+  const Optionals o = optionals(x, b, m);
+  return DeformConv2dFunction::apply(x, off, w, o.b, o.m, o.has, a);
 }
 
 Grads deform_conv2d_backward_autograd(const at::Tensor& g, const at::Tensor& x, const at::Tensor& off,
                                       const at::Tensor& w, const Opt& b,
                                       const Opt& m TWIN_TORCH_PARAMS(TWIN_DEFORM_CONV2D_ATTRS), Mask mask) {
-  const at::Tensor bt = b.has_value() ? *b : at::Tensor(), mt = m.has_value() ? *m : at::Tensor();
   const Attrs a{TWIN_TORCH_OWN(TWIN_DEFORM_CONV2D_ATTRS)};
-  const bool grad = any_requires_grad({&g, &x, &off, &w}) || (bt.defined() && any_requires_grad({&bt})) ||
-                    (mt.defined() && any_requires_grad({&mt}));
-  if (!grad) {
+  const Optionals o = optionals(x, b, m);
+  if (!any_requires_grad({&g, &x, &off, &w}) && !o.grad) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_backward(g, x, off, w, bt, mt, a, mask);
+    return call_backward(g, x, off, w, given(o.b, o.has[0]), given(o.m, o.has[1]), a, mask);
   }
-  const variable_list r = DeformConv2dBackwardFunction::apply(g, x, off, w, bt, mt, a, mask);
+  const variable_list r = DeformConv2dBackwardFunction::apply(g, x, off, w, o.b, o.m, o.has, a, mask);
   return {r[0], r[1], r[2], r[3], r[4]};
 }
 

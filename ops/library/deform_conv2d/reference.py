@@ -79,6 +79,8 @@ def deform_conv2d_composite(input, offset, weight, bias: Optional[torch.Tensor] 
     (sh, sw), (ph, pw), (dh, dw) = _pairs(stride, padding, dilation)
     n, c_in, h, w = input.shape
     c_out, cg, kh, kw = weight.shape
+    if n == 0 or c_out == 0:
+        return input.new_zeros((n, c_out, offset.shape[2], offset.shape[3]))
     groups, kk = c_in // cg, kh * kw
     ho, wo = offset.shape[2], offset.shape[3]
     og = offset.shape[1] // (2 * kk)
