@@ -92,8 +92,9 @@ def export(spec, xs, kw: dict):
     xs = _as_list(xs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        # an optional input left out before a given one (None) is no graph input
         model = twinops.export_onnx(spec.module(**kw).eval(), tuple(xs), dynamo=False,
-                                    input_names=list(spec.inputs)[:len(xs)])
+                                    input_names=[n for n, x in zip(spec.inputs, xs) if x is not None])
     narrowed = [str(w.message) for w in caught if "not representable in float32" in str(w.message)]
     if narrowed:
         # A documented export limitation, not a kernel mismatch: the graph computes another scale.
@@ -111,7 +112,7 @@ def _onnx_reference(spec, xs, kw, out_shape):
     x64 = _floating_as(_as_list(xs), torch.float64)
     model = export(spec, x64, kw)
     graph_inputs = {i.name for i in model.graph.input}
-    feeds = {n: x.numpy() for n, x in zip(spec.inputs, x64) if n in graph_inputs}  # an unread input may be pruned
+    feeds = {n: x.numpy() for n, x in zip(spec.inputs, x64) if n in graph_inputs and x is not None}  # may be pruned
     ys = ReferenceEvaluator(model, new_ops=twinops.onnx_reference_ops()).run(None, feeds)
     return _outputs(spec, tuple(torch.from_numpy(y) for y in ys))
 
@@ -201,10 +202,10 @@ def _tensorrt(spec, xs, kw, out_shape):
         raise RuntimeError(f"op {spec.name!r} has no exportable module (OpSpec.module)")
     _no_plugin(spec)
     _no_float64(xs, "TensorRT")
-    xc = [x.cuda() for x in _as_list(xs)]
+    xc = [x.cuda() if x is not None else None for x in _as_list(xs)]
     # The TorchScript exporter: static shapes, one engine per case, and much faster than dynamo.
     runner = trt.export_and_build(spec.module(**kw).eval(), tuple(xc), dynamo=False)
-    out = runner(*xc)
+    out = runner(*[x for x in xc if x is not None])
     return _outputs(spec, tuple(out.values()) if isinstance(out, dict) else out)
 
 
