@@ -102,20 +102,9 @@ inline void assign(const char*, const char*, c10::string_view v, std::string* ou
 }
 inline void assign(const char*, const char*, int64_t v, int64_t* out, std::string*) { *out = v; }
 inline void assign(const char*, const char*, double v, double* out, std::string*) { *out = v; }
-template <size_t N>
-void assign(const char* name, const char* what, c10::ArrayRef<double> v, std::array<double, N>* out,
-            std::string* error) {
-  if (v.size() != N) {
-    if (error->empty())
-      *error = std::string(name) + " must have " + std::to_string(N) + " entries " + what + ", got " +
-               std::to_string(v.size());
-    return;
-  }
-  for (size_t k = 0; k < N; ++k) (*out)[k] = v[k];
-}
-template <size_t N>
-void assign(const char* name, const char* what, c10::ArrayRef<int64_t> v, std::array<int64_t, N>* out,
-            std::string* error) {
+// A list attribute (float[N] or int[N]) of exactly N entries.
+template <typename E, size_t N>
+void assign(const char* name, const char* what, c10::ArrayRef<E> v, std::array<E, N>* out, std::string* error) {
   if (v.size() != N) {
     if (error->empty())
       *error = std::string(name) + " must have " + std::to_string(N) + " entries " + what + ", got " +

@@ -54,21 +54,6 @@ Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor& input
                           const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                           const std::optional<at::Tensor>& mask, const Geo& geo, std::array<bool, 5> output_mask);
 
-// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
-// double when `with_double` (the CPU kernels; CUDA runs the first three).
-template <typename Fn>
-void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
-  switch (dtype) {
-    case at::kFloat: return fn(float{});
-    case at::kHalf: return fn(c10::Half{});
-    case at::kBFloat16: return fn(c10::BFloat16{});
-    case at::kDouble:
-      if (with_double) return fn(double{});
-      [[fallthrough]];
-    default: fail("twinops.deform_conv2d: no kernel for " + std::string(c10::toString(dtype)));
-  }
-}
-
 }  // namespace torch_op
 }  // namespace deform_conv2d
 }  // namespace twinops

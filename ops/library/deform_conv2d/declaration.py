@@ -63,6 +63,15 @@ def _shapes(n, c_in, h, w, c_out, k, groups=1, offset_groups=1, stride=(1, 1), p
     return shapes, dict(stride=list(stride), padding=list(padding), dilation=list(dilation))
 
 
+def _in_order(shapes, order):
+    """The shapes (input, offset, weight, bias, mask) in a drop-in node's input order, given as
+    the positions of those five (e.g. (0, 1, 4, 2, 3): input, offset, mask, weight, bias)."""
+    return tuple(shapes[i] for i in order)
+
+
+_MMCV_ORDER = (0, 1, 4, 2, 3)  # MMCVModulatedDeformConv2d: input, offset, mask, weight, bias
+_ONNX_ORDER = (0, 2, 1, 3, 4)  # DeformConv: X, W, offset, B, mask
+
 _MMCV_PAIRS = (("stride", "ints", 2), ("padding", "ints", 2), ("dilation", "ints", 2), ("groups", "int", 1),
                ("deform_groups", "int", 1))
 
@@ -76,7 +85,8 @@ DEFORM_CONV2D = register(OpDef(
         Creator("MMCVModulatedDeformConv2d", fields=_MMCV_PAIRS,
                 example=({"stride": [1, 2], "padding": [1, 0], "dilation": [2, 1], "groups": 1, "deform_groups": 1},
                          dict(stride=[1, 2], padding=[1, 0], dilation=[2, 1])),
-                example_shapes=_shapes(2, 4, 7, 9, 6, (3, 2), stride=(1, 2), padding=(1, 0), dilation=(2, 1))[0],
+                example_shapes=_in_order(_shapes(2, 4, 7, 9, 6, (3, 2), stride=(1, 2), padding=(1, 0),
+                                                 dilation=(2, 1))[0], _MMCV_ORDER),
                 api="twinops.library.deform_conv2d.api:mmcv_modulated_layout", domain="mmdeploy",
                 doc="MMDeploy's node (drop-in): inputs (input, offset, mask, weight, bias?), (H, W) pairs"),
         Creator("MMCVDeformConv2d", fields=(("stride", "ints", 2), ("padding", "ints", 4), ("dilation", "ints", 2),
@@ -93,7 +103,8 @@ DEFORM_CONV2D = register(OpDef(
                 example=({"dilations": [1, 2], "group": 1, "kernel_shape": [3, 2], "offset_group": 1,
                           "pads": [1, 0, 1, 0], "strides": [2, 1]},
                          dict(stride=[2, 1], padding=[1, 0], dilation=[1, 2])),
-                example_shapes=_shapes(2, 4, 7, 9, 6, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2))[0],
+                example_shapes=_in_order(_shapes(2, 4, 7, 9, 6, (3, 2), stride=(2, 1), padding=(1, 0),
+                                                 dilation=(1, 2))[0], _ONNX_ORDER),
                 api="twinops.library.deform_conv2d.api:onnx_layout", absent_defaults=True,
                 doc="ONNX DeformConv-19 nodes (inputs X, W, offset, B?, mask?), through the kENABLE_PLUGIN_OVERRIDE "
                     "parser flag (TensorRT >= 10.15)"),
