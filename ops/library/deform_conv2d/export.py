@@ -25,7 +25,7 @@ def twinops_deform_conv2d_reference(input, offset, weight, bias=None, mask=None,
     """The ``onnx.reference`` kernel of ``twinops::TwinopsDeformConv2d``: the float64 composite
     (:func:`~twinops.library.deform_conv2d.reference.deform_conv2d_composite`) on numpy arrays,
     output (N, C_out, H_out, W_out) in input's dtype. Absent attributes take the node's defaults."""
-    t = [torch.from_numpy(np.asarray(a)).double() if a is not None else None
+    t = [torch.tensor(np.asarray(a), dtype=torch.float64) if a is not None else None
          for a in (input, offset, weight, bias, mask)]
     out = deform_conv2d_composite(*t, stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation))
     return out.numpy().astype(np.asarray(input).dtype)
