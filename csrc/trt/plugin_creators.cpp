@@ -7,6 +7,7 @@
 #include "nms/nms_core.h"
 #include "op_core.h"
 #include "resize/resize_core.h"
+#include "roi_align/roi_align_core.h"
 
 namespace twinops {
 namespace trt {
@@ -26,6 +27,8 @@ const std::vector<OpCreator>& op_creators() {
       ms_deform_attn::plugin::twinops_ms_deform_attn_creator(),  // twinops' node
       ms_deform_attn::plugin::mmcv_ms_deform_attn_creator(),     // MMDeploy drop-in
       ms_deform_attn::plugin::trt_ms_deform_attn_creator(),      // TensorRT's layout, namespace "twinops"
+      roi_align::plugin::twinops_roi_align_creator(),            // twinops' node
+      roi_align::plugin::mmcv_roi_align_creator(),               // MMDeploy drop-in (domain mmcv)
 #if TWIN_TRT_HAS_V3
       nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
       nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only
