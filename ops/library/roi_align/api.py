@@ -17,7 +17,7 @@ from torch import Tensor
 from ... import _ext  # noqa: F401  (registers torch.ops.twinops)
 from ..._ext import size_hints
 from ...opdef import check_arg, check_tensor, renamed
-from .declaration import INPUT, ROI_ALIGN, ROIS
+from .declaration import BOXES, INPUT, ROI_ALIGN
 
 __all__ = ["roi_align", "RoIAlign"]
 
@@ -42,8 +42,7 @@ def rois_of(boxes: BoxesArg, who: str) -> Tensor:
     if isinstance(boxes, Tensor):
         return boxes
     if not isinstance(boxes, (list, tuple)) or not all(isinstance(b, Tensor) for b in boxes):
-        raise TypeError(f"{who}: boxes must be a (K, 5) tensor or a list of (L_i, 4) tensors, got "
-                        f"{type(boxes).__name__}")
+        check_tensor(BOXES, boxes, who)  # the generic "boxes must be a torch.Tensor" message
     if len(boxes) == 0:
         raise ValueError(f"{who}: boxes is an empty list: give a (0, 5) tensor for no rois")
     for i, b in enumerate(boxes):
@@ -59,16 +58,16 @@ def rois_of(boxes: BoxesArg, who: str) -> Tensor:
 
 def _check(input: Tensor, rois: Tensor, who: str, **kwargs) -> None:
     check_tensor(INPUT, input, who)
-    check_tensor(ROIS, rois, who)
+    check_tensor(BOXES, rois, who)
     for a in ROI_ALIGN.args:
         check_arg(a, kwargs[a.name], who)
     if isinstance(rois.shape[1], int) and rois.shape[1] != 5:
-        raise ValueError(f"{who}: rois must be (K, 5) as (batch index, x1, y1, x2, y2), got shape "
+        raise ValueError(f"{who}: boxes must be (K, 5) as (batch index, x1, y1, x2, y2), got shape "
                          f"{tuple(rois.shape)}")
     if rois.device != input.device:
-        raise ValueError(f"{who}: rois is on {rois.device} but input is on {input.device}; both must be on one device")
+        raise ValueError(f"{who}: boxes is on {rois.device} but input is on {input.device}; both must be on one device")
     if rois.dtype != input.dtype:
-        raise TypeError(f"{who}: rois must have input's dtype ({str(input.dtype).replace('torch.', '')}), "
+        raise TypeError(f"{who}: boxes must have input's dtype ({str(input.dtype).replace('torch.', '')}), "
                         f"got {rois.dtype}")
     if not kwargs["spatial_scale"] > 0:
         raise ValueError(f"{who}: spatial_scale must be greater than 0, got {kwargs['spatial_scale']}")

@@ -22,11 +22,12 @@ POOL_MODES = ("avg", "max")
 
 INPUT = TensorArg("input", ranks=(4,), layout="N, C, H, W", dtypes=FLOATING, dynamic=(0, 1, 2, 3),
                   doc="the feature map (N, C, H, W); any strides")
-ROIS = TensorArg("rois", ranks=(2,), layout="K, 5: batch index, x1, y1, x2, y2", dtypes=FLOATING,
+BOXES = TensorArg("boxes", ranks=(2,), layout="K, 5: batch index, x1, y1, x2, y2", dtypes=FLOATING,
                  differentiable=False, dynamic=(0,), factory=f"{_STRATEGIES}:rois_factory",
-                 doc="(K, 5) rois as (batch index, x1, y1, x2, y2) in image coordinates, input's dtype")
+                 doc="(K, 5) rois as (batch index, x1, y1, x2, y2) in image coordinates, input's dtype (the API also takes a "
+                      "list of (L_i, 4) boxes)")
 OUTPUT = TensorArg("output", ranks=(4,), layout="K, C, PH, PW", dtypes=FLOATING)
-INPUTS = (INPUT, ROIS)
+INPUTS = (INPUT, BOXES)
 
 # The node's attributes, in twinops::roi_align's argument order (TWIN_ROI_ALIGN_ATTRS).
 ROI_ALIGN_ATTRS = (

@@ -114,6 +114,6 @@ def roi_align_reference(input: torch.Tensor, boxes, output_size, spatial_scale: 
         outs.append(_one_roi(x[int(b)], box, ph, pw, float(spatial_scale), int(sampling_ratio), bool(aligned),
                              pool_mode))
     if not outs:
-        return x.new_zeros((0, c, ph, pw))
+        return x.reshape(-1)[:0].reshape(0, c, ph, pw)  # connected to input's graph
     return torch.stack(outs)
 
