@@ -88,6 +88,8 @@ class FieldReader {
   std::string get_int(const char* name, int64_t* out) const;
   std::string get_float(const char* name, double* out) const;
   std::string get_floats(const char* name, int32_t count, double* out) const;
+  // A float list of any length in [1, max_count] (an ONNX FLOATS attribute of no fixed length).
+  std::string get_float_list(const char* name, int32_t max_count, std::vector<double>* out) const;
   std::string get_string(const char* name, std::string* out) const;
 
  private:

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../../common/twinops_attrs.h"
 #include "roi_align.cuh"
@@ -38,6 +39,28 @@ struct RoiAlignAttrs {
 // "" or a message naming the attribute or input (without a "twinops..." prefix).
 std::string make_params(const int64_t* input_shape, const int64_t* rois_shape, int64_t roi_cols,
                         const RoiAlignAttrs& a, Params* out);
+
+// TwinopsMultiLevelRoiAlign's attributes, in torch schema order. featmap_strides is a list of
+// any length (one stride per level at least), which the attribute X-macros do not express: the
+// torch schema and the plugin fields of this struct are written out where they are read.
+static_assert(attr::choice_value(choices::level_rule, "mmdet") == kMmdet &&
+                  attr::choice_value(choices::level_rule, "torchvision") == kTorchvision,
+              "roi_align's level_rule table and LevelRule disagree");
+
+struct MultiLevelAttrs {
+  int64_t output_height = 1, output_width = 1;
+  std::vector<double> featmap_strides;
+  int64_t sampling_ratio = 0, aligned = 1;
+  std::string pool_mode = "avg";
+  double finest_scale = 56.0, roi_scale_factor = 1.0;
+  std::string level_rule = "mmdet";
+};
+
+// Validated Params for `levels` feature maps (level_shapes[l]: (N, C, H_l, W_l)) and rois (K, 5),
+// dense strides as make_params. Sizes below 0 are unknown (compared with nothing). The first
+// `levels` strides are used (MMDeploy's plugin allows more strides than levels).
+std::string make_multi_params(int32_t levels, const int64_t* const* level_shapes, const int64_t* rois_shape,
+                              const MultiLevelAttrs& a, Params* out);
 
 // Contiguous strides of a dense tensor of `rank` dims.
 void dense_strides(int rank, const int64_t* shape, int64_t* strides);

@@ -11,10 +11,12 @@ namespace twinops {
 namespace roi_align {
 namespace choices {
 
-// TwinopsRoiAlign: aligned
+// TwinopsRoiAlign, TwinopsMultiLevelRoiAlign: aligned
 constexpr int64_t aligned[] = {0, 1};
-// TwinopsRoiAlign: pool_mode
+// TwinopsRoiAlign, TwinopsMultiLevelRoiAlign: pool_mode
 constexpr ::twinops::attr::Choice pool_mode[] = {{"avg", 0}, {"max", 1}};
+// TwinopsMultiLevelRoiAlign: level_rule
+constexpr ::twinops::attr::Choice level_rule[] = {{"mmdet", 0}, {"torchvision", 1}};
 
 }  // namespace choices
 }  // namespace roi_align

@@ -36,13 +36,13 @@ def output_hw(output_size, who: str) -> Tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def rois_of(boxes: BoxesArg, who: str) -> Tensor:
+def rois_of(boxes: BoxesArg, who: str, arg=BOXES) -> Tensor:
     """torchvision's two forms of boxes as one (K, 5) tensor: a (K, 5) tensor as it is, or a list of
     (L_i, 4) tensors (image i's boxes) with the batch index i put in front of each row."""
     if isinstance(boxes, Tensor):
         return boxes
     if not isinstance(boxes, (list, tuple)) or not all(isinstance(b, Tensor) for b in boxes):
-        check_tensor(BOXES, boxes, who)  # the generic "boxes must be a torch.Tensor" message
+        check_tensor(arg, boxes, who)  # the generic "<name> must be a torch.Tensor" message
     if len(boxes) == 0:
         raise ValueError(f"{who}: boxes is an empty list: give a (0, 5) tensor for no rois")
     for i, b in enumerate(boxes):

@@ -16,9 +16,9 @@ import torch
 from ... import onnx_nodes as N
 from ...onnx_replace import AtenReplacement, aten_translation, register_replacement
 from .declaration import ROI_ALIGN_NODE
-from .reference import roi_align_reference
+from .reference import multi_level_roi_align_reference, roi_align_reference
 
-__all__ = ["twinops_roi_align_reference"]
+__all__ = ["twinops_roi_align_reference", "twinops_multi_level_roi_align_reference"]
 
 
 def twinops_roi_align_reference(input, rois, output_height=1, output_width=1, spatial_scale=1.0, sampling_ratio=0,
@@ -29,6 +29,20 @@ def twinops_roi_align_reference(input, rois, output_height=1, output_width=1, sp
                               (int(output_height), int(output_width)), float(spatial_scale), int(sampling_ratio),
                               bool(aligned), str(pool_mode))
     return out.numpy().astype(x.dtype)
+
+
+def twinops_multi_level_roi_align_reference(rois, *levels, output_height=1, output_width=1, featmap_strides=(),
+                                            sampling_ratio=0, aligned=1, pool_mode="avg", finest_scale=56.0,
+                                            roi_scale_factor=1.0, level_rule="mmdet"):
+    """The ``onnx.reference`` kernel of ``twinops::TwinopsMultiLevelRoiAlign``: (K, C, PH, PW) in the
+    levels' dtype (the node's inputs: rois, then the levels)."""
+    dtype = np.asarray(levels[0]).dtype
+    out = multi_level_roi_align_reference(
+        torch.from_numpy(np.asarray(rois)), *[torch.from_numpy(np.asarray(t)) for t in levels if t is not None],
+        output_size=(int(output_height), int(output_width)), featmap_strides=[float(s) for s in featmap_strides],
+        sampling_ratio=int(sampling_ratio), aligned=bool(aligned), pool_mode=str(pool_mode),
+        finest_scale=float(finest_scale), roi_scale_factor=float(roi_scale_factor), level_rule=str(level_rule))
+    return out.numpy().astype(dtype)
 
 
 def _attrs(pooled_height, pooled_width, spatial_scale, sampling_ratio, aligned) -> dict:

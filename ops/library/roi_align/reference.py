@@ -117,3 +117,50 @@ def roi_align_reference(input: torch.Tensor, boxes, output_size, spatial_scale: 
         return x.reshape(-1)[:0].reshape(0, c, ph, pw)  # connected to input's graph
     return torch.stack(outs)
 
+
+
+def roi_level(box, strides, rule: str = "mmdet", finest_scale: float = 56.0) -> int:
+    """The level of a box (x1, y1, x2, y2) by the kernels' rule, in double (roi_align.cuh, level_of)."""
+    if len(strides) <= 1:
+        return 0
+    x1, y1, x2, y2 = box
+    area = (x2 - x1) * (y2 - y1)
+    if area < 0:
+        return 0  # sqrt of a negative area: the finest level
+    if rule == "mmdet":
+        lvl = math.floor(math.log2(math.sqrt(area) / finest_scale + 1e-6)) if area > 0 else -1
+    else:
+        k_min = -round(math.log2(1.0 / strides[0]))
+        lvl = (math.floor(4.0 + math.log2(math.sqrt(area) / 224.0) + 1e-6) if area > 0 else -1) - k_min
+    return int(min(max(lvl, 0), len(strides) - 1))
+
+
+def multi_level_roi_align_reference(rois, *levels, output_size, featmap_strides, sampling_ratio: int = 0,
+                                    aligned: bool = True, pool_mode: str = "avg", finest_scale: float = 56.0,
+                                    roi_scale_factor: float = 1.0, level_rule: str = "mmdet") -> torch.Tensor:
+    """What the kernels compute, in float64: each roi's level by the rule (on the roi as given),
+    the roi rescaled about its centre by roi_scale_factor, then :func:`roi_align_reference` on that
+    level with spatial_scale 1 / stride. ``levels``: level0, level1, ... (None entries ignored)."""
+    feats = [t.to(torch.float64) for t in levels if t is not None]
+    ph, pw = output_hw(output_size, "multi_level_roi_align_reference")
+    r = rois_of(rois, "multi_level_roi_align_reference").detach().to(torch.float64).cpu()
+    n, c = feats[0].shape[0], feats[0].shape[1]
+    outs = []
+    for row in r.tolist():
+        b, box = row[0], row[1:]
+        if not (-1.0 < b < n) or not all(math.isfinite(v) for v in box):
+            outs.append(feats[0].new_full((c, ph, pw), float("nan")))
+            continue
+        lvl = roi_level(box, featmap_strides[: len(feats)], level_rule, finest_scale)
+        if roi_scale_factor != 1.0:
+            cx, cy = (box[0] + box[2]) * 0.5, (box[1] + box[3]) * 0.5
+            w, h = (box[2] - box[0]) * roi_scale_factor, (box[3] - box[1]) * roi_scale_factor
+            box = [cx - w * 0.5, cy - h * 0.5, cx + w * 0.5, cy + h * 0.5]
+        scale = 1.0 / featmap_strides[lvl]
+        if not all(math.isfinite(v * scale) for v in box):
+            outs.append(feats[0].new_full((c, ph, pw), float("nan")))
+            continue
+        outs.append(_one_roi(feats[lvl][int(b)], box, ph, pw, scale, int(sampling_ratio), bool(aligned), pool_mode))
+    if not outs:
+        return sum(f.reshape(-1)[:0].sum() for f in feats) + feats[0].new_zeros((0, c, ph, pw))
+    return torch.stack(outs)

@@ -68,3 +68,31 @@ def roi_align_cases(draw, max_in: int = 12, max_k: int = 8):
     h, w = draw(st.integers(1, max_in)), draw(st.integers(1, max_in))
     k = draw(st.integers(0, max_k))
     return ((n, c, h, w), (k, 5)), draw(roi_align_kwargs())
+
+
+def multi_level_rois_factory(ctx) -> torch.Tensor:
+    """(K, 5) rois over the image level0 covers (stride featmap_strides[0]): every kind, so the
+    sizes spread over the levels, in ``ctx.dtype``, from ``ctx.seed``."""
+    n, _, h, w = ctx.shapes["level0"]
+    strides = ctx.kwargs.get("featmap_strides", (4.0,))
+    rng = np.random.default_rng(ctx.seed)
+    return torch.from_numpy(random_rois(ctx.shape[0], max(n, 1), h, w, 1.0 / float(strides[0]), rng)).to(ctx.dtype)
+
+
+@st.composite
+def multi_level_roi_align_cases(draw, max_k: int = 8):
+    """``((rois shape, level shapes..., None...), kwargs)`` for ``multi_level_roi_align_nodes``: 1-4
+    levels halving from up to 16x16 at stride 4, finest_scale small enough that rois spread."""
+    from .declaration import MAX_LEVELS
+
+    n, c, levels = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    h, w = draw(st.integers(levels, 16)), draw(st.integers(levels, 16))
+    sizes = [(max(h >> l, 1), max(w >> l, 1)) for l in range(levels)]
+    shapes = ((draw(st.integers(0, max_k)), 5),) + tuple((n, c, a, b) for a, b in sizes) + (None,) * (MAX_LEVELS - levels)
+    kw = draw(roi_align_kwargs())
+    del kw["spatial_scale"]
+    kw.update(featmap_strides=tuple(4.0 * 2**l for l in range(levels)),
+              finest_scale=draw(st.sampled_from((4.0, 8.0, 16.0, 56.0))),
+              roi_scale_factor=draw(st.sampled_from((1.0, 1.0, 0.5, 1.5))),
+              level_rule=draw(st.sampled_from(("mmdet", "torchvision"))))
+    return shapes, kw
