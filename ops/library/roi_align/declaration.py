@@ -134,7 +134,8 @@ def _ml_shapes(k, n, c, sizes):
     return ((k, 5),) + tuple(levels) + (None,) * (MAX_LEVELS - len(levels))
 
 
-_FPN = ((16, 20), (8, 10), (4, 5), (2, 3))
+_FPN = ((16, 20), (8, 10), (4, 5), (2, 3), (1, 2))
+_STRIDES = (4.0, 8.0, 16.0, 32.0, 64.0)
 
 MULTI_LEVEL_ROI_ALIGN = register(OpDef(
     name="multi_level_roi_align",
@@ -155,9 +156,9 @@ MULTI_LEVEL_ROI_ALIGN = register(OpDef(
                         ("sampling_ratio", "int", 1), ("featmap_strides", "floats", 0),
                         ("roi_scale_factor", "float", 1), ("finest_scale", "int", 1), ("aligned", "int", 1)),
                 example=({"output_height": 3, "output_width": 2, "pool_mode": 1, "sampling_ratio": 2,
-                          "featmap_strides": [4.0, 8.0, 16.0, 32.0], "roi_scale_factor": 1.0, "finest_scale": 8,
+                          "featmap_strides": list(_STRIDES), "roi_scale_factor": 1.0, "finest_scale": 8,
                           "aligned": 1},
-                         dict(output_size=(3, 2), featmap_strides=(4.0, 8.0, 16.0, 32.0), sampling_ratio=2,
+                         dict(output_size=(3, 2), featmap_strides=_STRIDES, sampling_ratio=2,
                               aligned=True, pool_mode="avg", finest_scale=8.0)),
                 doc="MMDeploy's MMCVMultiLevelRoiAlign node (drop-in; pool_mode 0 max / 1 avg, level rule mmdet)",
                 domain="mmdeploy"),
@@ -170,19 +171,21 @@ MULTI_LEVEL_ROI_ALIGN = register(OpDef(
     cases=f"{_STRATEGIES}:multi_level_roi_align_cases",
     edge_cases=(
         (_ml_shapes(4, 1, 2, ((5, 6),)), dict(output_size=2, featmap_strides=(4.0,))),
-        (_ml_shapes(0, 2, 3, _FPN), dict(output_size=(2, 3), featmap_strides=(4.0, 8.0, 16.0, 32.0))),
+        (_ml_shapes(0, 2, 3, _FPN[:4]), dict(output_size=(2, 3), featmap_strides=_STRIDES[:4])),
         (_ml_shapes(6, 2, 2, _FPN[:2]), dict(output_size=3, featmap_strides=(4.0, 8.0), pool_mode="max",
                                              level_rule="torchvision")),
     ),
     regress_cases=tuple(
-        (f"{rule}-{mode}", _ml_shapes(10, 2, 3, _FPN),
-         dict(output_size=(3, 4), featmap_strides=(4.0, 8.0, 16.0, 32.0), sampling_ratio=2, pool_mode=mode,
+        (f"{rule}-{mode}", _ml_shapes(10, 2, 3, _FPN[:4]),
+         dict(output_size=(3, 4), featmap_strides=_STRIDES[:4], sampling_ratio=2, pool_mode=mode,
               finest_scale=8.0, level_rule=rule))
         for rule in LEVEL_RULES for mode in POOL_MODES
     ),
-    samples=(Sample(_ml_shapes(8, 2, 3, _FPN), dict(output_size=(3, 2), featmap_strides=(4.0, 8.0, 16.0, 32.0),
-                                                    sampling_ratio=2, finest_scale=8.0)),
-             Sample(_ml_shapes(5, 1, 2, _FPN[:3]), dict(output_size=2, featmap_strides=(4.0, 8.0, 16.0),
-                                                        pool_mode="max", aligned=False, level_rule="torchvision"))),
+    # The samples give every level (the generic checks run each input); fewer levels are
+    # tests/roi_align's.
+    samples=(Sample(_ml_shapes(8, 2, 3, _FPN), dict(output_size=(3, 2), featmap_strides=_STRIDES, sampling_ratio=2,
+                                                    finest_scale=8.0)),
+             Sample(_ml_shapes(5, 1, 2, _FPN), dict(output_size=2, featmap_strides=_STRIDES, pool_mode="max",
+                                                    aligned=False, level_rule="torchvision"))),
     doc="multi-level RoIAlign (mmdet's SingleRoIExtractor, torchvision's MultiScaleRoIAlign) as one op",
 ))

@@ -98,13 +98,19 @@ def multi_level_roi_align(features: Sequence[Tensor], rois: BoxesArg, output_siz
                  "twinops.multi_level_roi_align")
 
 
+_DEFAULTS = dict(sampling_ratio=0, aligned=True, pool_mode="avg", finest_scale=56.0, roi_scale_factor=1.0,
+                 level_rule="mmdet")
+_NODES_WHO = "twinops.library.roi_align.multi_level.multi_level_roi_align_nodes"
+
+
 def multi_level_roi_align_nodes(rois: Tensor, level0: Tensor, level1: Optional[Tensor] = None,
                                 level2: Optional[Tensor] = None, level3: Optional[Tensor] = None,
                                 level4: Optional[Tensor] = None, **kwargs) -> Tensor:
     """:func:`multi_level_roi_align` with the inputs in the node's order (rois, level0, level1, ...;
     the levels given first, None after), keyword arguments as :func:`multi_level_roi_align`'s."""
     levels = [t for t in (level0, level1, level2, level3, level4) if t is not None]
-    return multi_level_roi_align(levels, rois, **kwargs)
+    args = {**_DEFAULTS, **kwargs}
+    return _call(rois, levels, args.pop("output_size"), args.pop("featmap_strides"), who=_NODES_WHO, **args)
 
 
 class MultiLevelRoIAlign(torch.nn.Module):
@@ -133,8 +139,10 @@ class MultiLevelRoIAlignNodes(MultiLevelRoIAlign):
     """:class:`MultiLevelRoIAlign` whose forward takes the node's inputs: ``forward(rois, level0,
     level1=None, ...)`` (what the declaration's exports and conformance tests run)."""
 
-    def forward(self, rois: Tensor, *levels: Optional[Tensor]) -> Tensor:  # type: ignore[override]
-        return super().forward([t for t in levels if t is not None], rois)
+    def forward(self, rois: Tensor, level0: Tensor, level1: Optional[Tensor] = None,  # type: ignore[override]
+                level2: Optional[Tensor] = None, level3: Optional[Tensor] = None,
+                level4: Optional[Tensor] = None) -> Tensor:
+        return super().forward([t for t in (level0, level1, level2, level3, level4) if t is not None], rois)
 
 
 # ---------------------------------------------------------------------------------------
