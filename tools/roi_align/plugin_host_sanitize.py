@@ -1,5 +1,6 @@
-"""roi_align's cases for tools/plugin_host_sanitize.py: its two creators (twinops' TwinopsRoiAlign,
-MMDeploy's MMCVRoiAlign), V3 and V2, both pool modes, rois of every kind and out of range.
+"""roi_align's cases for tools/plugin_host_sanitize.py: its four creators (twinops' TwinopsRoiAlign and
+TwinopsMultiLevelRoiAlign, MMDeploy's MMCVRoiAlign and MMCVMultiLevelRoiAlign), V3 and V2, both pool
+modes, rois of every kind and out of range, one to four levels.
 """
 import numpy as np
 import torch
@@ -26,3 +27,22 @@ def cases(g: torch.Generator, dtype: torch.dtype, check) -> None:
                 for node in (("TwinopsRoiAlign", twin), ("MMCVRoiAlign", mmcv)):
                     (y,) = ph.run_plugin(node, [x, rois], interface=iface)
                     check(f"{node[0]} {iface} {mode} aligned={aligned} {dtype}", y, want)
+
+    # Multi-level: rois first, then the levels (finest first).
+    strides = (4.0, 8.0, 16.0, 32.0)
+    levels = [torch.randn(n, c, 32 >> l, 28 >> l, device=g.device, generator=g).to(dtype) for l in range(4)]
+    rois = torch.from_numpy(random_rois(k, n, 32, 28, 0.25, np.random.default_rng(8))).to(g.device, dtype)
+    for count in (1, 4):
+        given = levels[:count]
+        for mode in ("avg", "max"):
+            want = torch.ops.twinops.multi_level_roi_align(rois, *given, *[None] * (5 - count), 3, 2,
+                                                           list(strides[:count]), 2, 1, mode, 8.0, 1.0, "mmdet")
+            twin = {"output_height": 3, "output_width": 2, "featmap_strides": list(strides[:count]),
+                    "sampling_ratio": 2, "aligned": 1, "pool_mode": mode, "finest_scale": 8.0,
+                    "roi_scale_factor": 1.0, "level_rule": "mmdet"}
+            mmcv = {**twin, "pool_mode": 0 if mode == "max" else 1, "finest_scale": 8}
+            del mmcv["level_rule"]
+            for iface in ("v3", "v2"):
+                for node in (("TwinopsMultiLevelRoiAlign", twin), ("MMCVMultiLevelRoiAlign", mmcv)):
+                    (y,) = ph.run_plugin(node, [rois, *given], interface=iface)
+                    check(f"{node[0]} {iface} {mode} levels={count} {dtype}", y, want)

@@ -3,7 +3,7 @@
 Every CUDA dtype, both pool modes, aligned or not, adaptive and fixed sampling; rois inside,
 partly outside, tiny, huge (10^6 times the map), on borders, zero-size and inverted; batch indices
 out of range and NaN or infinite coordinates (NaN outputs, no read); NaN and infinite features;
-non-contiguous input; no rois. ``quick``: one forward and backward (the channel-max kernel's
+non-contiguous input; no rois; multi_level_roi_align over four levels, both level rules. ``quick``: one forward and backward (the channel-max kernel's
 shared memory and barriers).
 """
 import numpy as np
@@ -50,4 +50,12 @@ def cases(g: torch.Generator, quick: bool) -> int:
         _run(x.transpose(2, 3), rois, g, output_size=2, spatial_scale=0.25)  # non-contiguous
         _run(x, rois[:0], g, output_size=2)  # no rois
         n += 2
+        # multi-level: four levels, both rules, the same bad rois
+        levels = [torch.randn(2, 3, 32 >> l, 28 >> l, device=g.device, generator=g).to(dtype).requires_grad_()
+                  for l in range(4)]
+        for rule in ("mmdet", "torchvision"):
+            y = twinops.multi_level_roi_align(levels, rois, (3, 2), (4.0, 8.0, 16.0, 32.0), pool_mode="max",
+                                              finest_scale=8.0, roi_scale_factor=1.5, level_rule=rule)
+            y.backward(torch.randn(y.shape, device=g.device, generator=g).to(dtype))
+            n += 1
     return n
