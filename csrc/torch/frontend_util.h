@@ -66,6 +66,22 @@ inline bool any_requires_grad(std::initializer_list<const at::Tensor*> ts) {
   return false;
 }
 
+// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
+// double when `with_double` (CPU kernels; the CUDA kernels run the first three). Any other dtype
+// fails naming `who` (the ops' checks refuse such dtypes before their kernels are reached).
+template <typename Fn>
+void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn, const std::string& who = "twinops") {
+  switch (dtype) {
+    case at::kFloat: return fn(float{});
+    case at::kHalf: return fn(c10::Half{});
+    case at::kBFloat16: return fn(c10::BFloat16{});
+    case at::kDouble:
+      if (with_double) return fn(double{});
+      [[fallthrough]];
+    default: fail(who + ": no kernel for " + std::string(c10::toString(dtype)));
+  }
+}
+
 // A shape as "(2, 3, 4)".
 inline std::string shape_str(at::IntArrayRef s) {
   std::string r = "(";

@@ -47,21 +47,6 @@ struct Backward {
 Forward prepare_forward(const Inputs& in);
 Backward prepare_backward(const at::Tensor& grad_output, const Inputs& in, std::array<bool, 3> output_mask);
 
-// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
-// double when `with_double` (the CPU kernels; CUDA runs the first three).
-template <typename Fn>
-void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
-  switch (dtype) {
-    case at::kFloat: return fn(float{});
-    case at::kHalf: return fn(c10::Half{});
-    case at::kBFloat16: return fn(c10::BFloat16{});
-    case at::kDouble:
-      if (with_double) return fn(double{});
-      [[fallthrough]];
-    default: fail("twinops.ms_deform_attn: no kernel for " + std::string(c10::toString(dtype)));
-  }
-}
-
 }  // namespace torch_op
 }  // namespace ms_deform_attn
 }  // namespace twinops

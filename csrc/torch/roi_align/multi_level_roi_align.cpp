@@ -61,16 +61,7 @@ Params check_forward(const std::string& who, const Desc& rois, const std::vector
 Params check_backward(const Desc& grad_output, const Desc& rois, const std::vector<Desc>& levels,
                       const MultiLevelAttrs& a) {
   Params p = check_forward(kBackward, rois, levels, a);
-  if (grad_output.dtype != levels[0].dtype)
-    fail(kBackward + ": grad_output must have the levels' dtype (" + c10::toString(levels[0].dtype) + "), got " +
-         c10::toString(grad_output.dtype));
-  if (grad_output.device != levels[0].device)
-    fail(kBackward + ": grad_output must be on the levels' device (" + levels[0].device.str() + "), got " +
-         grad_output.device.str());
-  const std::vector<int64_t> want{p.k, p.c, p.ph, p.pw};
-  if (grad_output.shape != at::IntArrayRef(want))
-    fail(kBackward + ": grad_output must have shape " + shape_str(want) + " (K, C, PH, PW), got " +
-         shape_str(grad_output.shape));
+  check_grad_output(kBackward, grad_output, levels[0], "the levels'", p);
   return p;
 }
 
@@ -78,11 +69,6 @@ std::vector<Desc> descs(const std::vector<at::Tensor>& levels) {
   std::vector<Desc> d;
   for (const at::Tensor& t : levels) d.push_back(desc_of(t));
   return d;
-}
-
-template <size_t R>
-void strides_of(const at::Tensor& t, int64_t* out) {
-  for (size_t k = 0; k < R; ++k) out[k] = t.stride(static_cast<int64_t>(k));
 }
 
 }  // namespace

@@ -44,25 +44,25 @@ Params check_forward(const std::string& who, const Desc& input, const Desc& rois
 
 Params check_backward(const Desc& grad_output, const Desc& input, const Desc& rois, const RoiAlignArgs& a) {
   Params p = check_forward(kBackward, input, rois, a);
-  if (grad_output.dtype != input.dtype)
-    fail(kBackward + ": grad_output must have input's dtype (" + c10::toString(input.dtype) + "), got " +
-         c10::toString(grad_output.dtype));
-  if (grad_output.device != input.device)
-    fail(kBackward + ": grad_output must be on input's device (" + input.device.str() + "), got " +
-         grad_output.device.str());
-  const std::vector<int64_t> want{p.k, p.c, p.ph, p.pw};
-  if (grad_output.shape != at::IntArrayRef(want))
-    fail(kBackward + ": grad_output must have shape " + shape_str(want) + " (K, C, PH, PW), got " +
-         shape_str(grad_output.shape));
+  check_grad_output(kBackward, grad_output, input, "input's", p);
   return p;
 }
 
-template <size_t R>
-void strides_of(const at::Tensor& t, int64_t* out) {
-  for (size_t k = 0; k < R; ++k) out[k] = t.stride(static_cast<int64_t>(k));
-}
-
 }  // namespace
+
+void check_grad_output(const std::string& who, const Desc& grad_output, const Desc& like, const std::string& like_name,
+                       const Params& p) {
+  if (grad_output.dtype != like.dtype)
+    fail(who + ": grad_output must have " + like_name + " dtype (" + c10::toString(like.dtype) + "), got " +
+         c10::toString(grad_output.dtype));
+  if (grad_output.device != like.device)
+    fail(who + ": grad_output must be on " + like_name + " device (" + like.device.str() + "), got " +
+         grad_output.device.str());
+  const std::vector<int64_t> want{p.k, p.c, p.ph, p.pw};
+  if (grad_output.shape != at::IntArrayRef(want))
+    fail(who + ": grad_output must have shape " + shape_str(want) + " (K, C, PH, PW), got " +
+         shape_str(grad_output.shape));
+}
 
 Forward prepare_forward(const at::Tensor& input, const at::Tensor& rois, const RoiAlignArgs& a) {
   Forward r;

@@ -34,6 +34,17 @@ struct Backward {
   at::Tensor grad_input;  // contiguous, input's shape
 };
 
+// The element strides of t's first R dims.
+template <size_t R>
+void strides_of(const at::Tensor& t, int64_t* out) {
+  for (size_t k = 0; k < R; ++k) out[k] = t.stride(static_cast<int64_t>(k));
+}
+
+// The backward's grad_output: `like`'s dtype and device (`like_name` in messages), shape
+// (K, C, PH, PW) of p.
+void check_grad_output(const std::string& who, const Desc& grad_output, const Desc& like, const std::string& like_name,
+                       const Params& p);
+
 // Throw c10::Error with a message naming the argument ("torch.ops.twinops.roi_align: ...").
 // For CUDA, call them under the device guard (they allocate).
 Forward prepare_forward(const at::Tensor& input, const at::Tensor& rois, const RoiAlignArgs& a);
@@ -86,21 +97,6 @@ MultiForward prepare_multi_forward(const at::Tensor& rois, const std::vector<at:
                                    const MultiLevelAttrs& a);
 MultiBackward prepare_multi_backward(const at::Tensor& grad_output, const at::Tensor& rois,
                                      const std::vector<at::Tensor>& levels, const MultiLevelAttrs& a);
-
-// Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
-// double when `with_double` (the CPU kernels; CUDA runs the first three).
-template <typename Fn>
-void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
-  switch (dtype) {
-    case at::kFloat: return fn(float{});
-    case at::kHalf: return fn(c10::Half{});
-    case at::kBFloat16: return fn(c10::BFloat16{});
-    case at::kDouble:
-      if (with_double) return fn(double{});
-      [[fallthrough]];
-    default: fail("twinops.roi_align: no kernel for " + std::string(c10::toString(dtype)));
-  }
-}
 
 }  // namespace torch_op
 }  // namespace roi_align

@@ -45,8 +45,11 @@ void declare(Kind k, FieldStore* s) {
     s->add_decl(d);
 }
 
-// The fields of a collection into attributes ("" or the first bad field's message).
-std::string read(Kind k, const nvinfer1::PluginFieldCollection* fc, MultiLevelAttrs* a) {
+// The fields of a collection into attributes ("" or the first bad field's message). `runtime`:
+// the plugin's own serialized fields, whose featmap_strides always has kMaxLevels entries (the
+// strides, then zeros), so a truncated list is told from a shorter one; a node's list (build
+// phase) has one entry per stride.
+std::string read(Kind k, const nvinfer1::PluginFieldCollection* fc, bool runtime, MultiLevelAttrs* a) {
   const FieldReader r(fc, kind_name(k));
   if (!r.error().empty()) return r.error();
   std::string e;
@@ -55,7 +58,13 @@ std::string read(Kind k, const nvinfer1::PluginFieldCollection* fc, MultiLevelAt
   };
   take(r.get_int("output_height", &a->output_height));
   take(r.get_int("output_width", &a->output_width));
-  take(r.get_float_list("featmap_strides", kMaxLevels, &a->featmap_strides));
+  if (runtime) {
+    a->featmap_strides.assign(kMaxLevels, 0.0);
+    take(r.get_floats("featmap_strides", kMaxLevels, a->featmap_strides.data()));
+    while (!a->featmap_strides.empty() && a->featmap_strides.back() == 0.0) a->featmap_strides.pop_back();
+  } else {
+    take(r.get_float_list("featmap_strides", kMaxLevels, &a->featmap_strides));
+  }
   take(r.get_int("sampling_ratio", &a->sampling_ratio));
   take(r.get_int("aligned", &a->aligned));
   take(r.get_float("roi_scale_factor", &a->roi_scale_factor));
@@ -76,22 +85,30 @@ std::string read(Kind k, const nvinfer1::PluginFieldCollection* fc, MultiLevelAt
   return e;
 }
 
+// The serialized fields, in the declared order (featmap_strides padded to kMaxLevels with zeros).
 void write(Kind k, const MultiLevelAttrs& a, FieldStore* s) {
   s->clear();
-  s->add_int("output_height", static_cast<int32_t>(a.output_height));
-  s->add_int("output_width", static_cast<int32_t>(a.output_width));
-  s->add_floats("featmap_strides", a.featmap_strides.data(), static_cast<int32_t>(a.featmap_strides.size()));
-  s->add_int("sampling_ratio", static_cast<int32_t>(a.sampling_ratio));
-  s->add_int("aligned", static_cast<int32_t>(a.aligned));
-  s->add_floats("roi_scale_factor", &a.roi_scale_factor, 1);
+  std::vector<double> strides(a.featmap_strides);
+  strides.resize(kMaxLevels, 0.0);
+  const auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
+  s->add_int("output_height", i32(a.output_height));
+  s->add_int("output_width", i32(a.output_width));
   if (k == Kind::kTwinops) {
+    s->add_floats("featmap_strides", strides.data(), kMaxLevels);
+    s->add_int("sampling_ratio", i32(a.sampling_ratio));
+    s->add_int("aligned", i32(a.aligned));
     s->add_string("pool_mode", a.pool_mode);
     s->add_floats("finest_scale", &a.finest_scale, 1);
+    s->add_floats("roi_scale_factor", &a.roi_scale_factor, 1);
     s->add_string("level_rule", a.level_rule);
-  } else {
-    s->add_int("pool_mode", a.pool_mode == "max" ? 0 : 1);
-    s->add_int("finest_scale", static_cast<int32_t>(a.finest_scale));
+    return;
   }
+  s->add_int("pool_mode", a.pool_mode == "max" ? 0 : 1);
+  s->add_int("sampling_ratio", i32(a.sampling_ratio));
+  s->add_floats("featmap_strides", strides.data(), kMaxLevels);
+  s->add_floats("roi_scale_factor", &a.roi_scale_factor, 1);
+  s->add_int("finest_scale", i32(static_cast<int64_t>(a.finest_scale)));
+  s->add_int("aligned", i32(a.aligned));
 }
 
 std::string count_message(int32_t nb_in) {
@@ -237,9 +254,12 @@ OpCreator creator(Kind kind) {
   OpCreator c;
   c.name = kind_name(kind);
   c.declare = [kind](FieldStore* s) { declare(kind, s); };
-  c.make = [kind](const nvinfer1::PluginFieldCollection* fc, bool, std::string* error) -> std::unique_ptr<OpCore> {
+  c.make = [kind](const nvinfer1::PluginFieldCollection* fc, bool runtime,
+                  std::string* error) -> std::unique_ptr<OpCore> {
     MultiLevelAttrs a;
-    *error = read(kind, fc, &a);
+    *error = read(kind, fc, runtime, &a);
+    if (error->empty() && a.featmap_strides.empty())
+      *error = std::string(kind_name(kind)) + ": featmap_strides holds no stride";
     if (error->empty()) {
       // The attributes alone, on one level per stride (sizes unknown).
       const int32_t levels = static_cast<int32_t>(a.featmap_strides.size());
