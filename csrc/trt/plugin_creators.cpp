@@ -29,6 +29,7 @@ const std::vector<OpCreator>& op_creators() {
       ms_deform_attn::plugin::trt_ms_deform_attn_creator(),      // TensorRT's layout, namespace "twinops"
       roi_align::plugin::twinops_roi_align_creator(),            // twinops' node
       roi_align::plugin::mmcv_roi_align_creator(),               // MMDeploy drop-in (domain mmcv)
+      roi_align::plugin::onnx_roi_align_creator(),               // the ONNX standard node (parser plugin override)
       roi_align::plugin::twinops_multi_level_roi_align_creator(),  // twinops' node
       roi_align::plugin::mmcv_multi_level_roi_align_creator(),     // MMDeploy drop-in
 #if TWIN_TRT_HAS_V3

@@ -6,6 +6,9 @@
 //                    pool_mode: the node the exporters write
 //   MMCVRoiAlign     "" and "mmcv"; output_height, output_width, spatial_scale, sampling_ratio,
 //                    mode ("avg" / "max"), aligned: MMDeploy's node (drop-in)
+//   RoiAlign         ""; ONNX RoiAlign-16's attributes, ONNX's defaults for absent ones (a standard
+//                    node through TensorRT's plugin override, kENABLE_PLUGIN_OVERRIDE); inputs X,
+//                    rois (K, 4), batch_indices (K,) int32 or int64; mode max (ONNX's) refused
 //   TwinopsMultiLevelRoiAlign  ""; output_height, output_width, featmap_strides, sampling_ratio,
 //                    aligned, pool_mode, finest_scale, roi_scale_factor, level_rule
 //   MMCVMultiLevelRoiAlign     "" and "mmdeploy"; output_height, output_width, pool_mode (0 max,
@@ -30,6 +33,7 @@ using namespace ::twinops::trt;  // the generic plugin pieces
 // The creators of the roi_align plugins (each registered by one line of plugin_creators.cpp).
 OpCreator twinops_roi_align_creator();
 OpCreator mmcv_roi_align_creator();
+OpCreator onnx_roi_align_creator();
 OpCreator twinops_multi_level_roi_align_creator();
 OpCreator mmcv_multi_level_roi_align_creator();
 
