@@ -213,8 +213,8 @@ TWIN_HD Acc nan_acc() {
 
 // One output element's bin: calls visit(taps, ordinal) for every sample that reads the map (in
 // (iy, ix) order; ordinal = iy * grid_w + ix) and returns the ordinal of the first sample that
-// reads nothing (-1 when none does; for max mode's zero candidate). skipped_any: whether any
-// sample reads nothing.
+// reads nothing, visited or not (-1 when every sample reads the map): max mode's zero candidate.
+// Ordinals are doubles: a grid may hold more samples than any integer type counts.
 template <typename Acc, typename Visit>
 TWIN_HD double each_sample(const Roi<Acc>& r, const Level& L, int64_t ph, int64_t pw, const Visit& visit) {
   int64_t ylo, yhi, xlo, xhi;
