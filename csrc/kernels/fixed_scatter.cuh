@@ -99,6 +99,31 @@ __device__ __forceinline__ void add(unsigned long long* acc, uint32_t* flags, in
   const long long q = __float2ll_rn(ldexpf(v, frac));
   if (q != 0) atomicAdd(acc + i, static_cast<unsigned long long>(q));  // two's complement: a signed add
 }
+
+// |v| as float bits for a plane's max (max_of_bits reads it back), 0 for a non-finite v: the
+// bound covers the finite contributions, the flags the others.
+__device__ __forceinline__ uint32_t abs_bits(float v) {
+  const float a = fabsf(v);
+  return a <= 3.402823466e38f ? __float_as_uint(a) : 0u;  // finite only (NaN fails the comparison)
+}
+
+// The block's max of `bits` (non-negative float bits, as abs_bits gives) raised into *slot with one
+// atomic: warp shuffles, then shared memory. Every thread of the block (kThreads, a multiple of 32)
+// calls it; it may be called twice in a row (it syncs before reusing its shared memory). One
+// atomic per block: atomics on one address serialise at its L2 slice.
+template <int kThreads>
+__device__ __forceinline__ void block_max_into(uint32_t bits, uint32_t* slot) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
+  __shared__ uint32_t warp_max[kThreads / 32];
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
+    if (bits != 0) atomicMax(slot, bits);
+  }
+}
 #endif
 
 // A plane's max |v| kept as float bits raised with an integer atomicMax (non-negative floats

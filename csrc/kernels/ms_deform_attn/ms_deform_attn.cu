@@ -170,25 +170,6 @@ FixedLayout fixed_layout(const Params& p) {
   return L;
 }
 
-// The block's max of `bits` (non-negative float bits) raised into *slot with one atomic.
-__device__ __forceinline__ void block_max_into(uint32_t bits, uint32_t* slot) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
-  __shared__ uint32_t warp_max[kThreads / 32];
-  __syncthreads();  // warp_max is reused by the caller's second call
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
-    if (bits != 0) atomicMax(slot, bits);
-  }
-}
-
-__device__ __forceinline__ uint32_t abs_bits(float v) {
-  const float a = fabsf(v);
-  return a <= 3.402823466e38f ? __float_as_uint(a) : 0u;  // finite only (NaN fails the comparison)
-}
-
 // Plane (n, m) = blockIdx.y: max |grad_output| over its (q, d) and max |weight| over its
 // (q, l, p), the block's threads striding over them.
 template <typename T>
@@ -203,18 +184,18 @@ __global__ void __launch_bounds__(kThreads) plane_max_kernel(const Params p, con
   uint32_t bits = 0;
   for (int64_t i = first; i < p.lq * p.d; i += stride) {
     const int64_t q = i / p.d, d = i - q * p.d;
-    bits = max(bits, abs_bits(static_cast<float>(load(gout + n * os[0] + q * os[1] + (m * p.d + d) * os[2]))));
+    bits = max(bits, fs::abs_bits(static_cast<float>(load(gout + n * os[0] + q * os[1] + (m * p.d + d) * os[2]))));
   }
-  block_max_into(bits, go_max + plane);
+  fs::block_max_into<kThreads>(bits, go_max + plane);
   const int64_t* ws = p.weight_stride;
   const int64_t lp = p.levels * p.points;
   bits = 0;
   for (int64_t i = first; i < p.lq * lp; i += stride) {
     const int64_t q = i / lp, r = i - q * lp, l = r / p.points, k = r - l * p.points;
-    bits = max(bits, abs_bits(static_cast<float>(load(weights + n * ws[0] + q * ws[1] + m * ws[2] + l * ws[3] +
+    bits = max(bits, fs::abs_bits(static_cast<float>(load(weights + n * ws[0] + q * ws[1] + m * ws[2] + l * ws[3] +
                                                       k * ws[4]))));
   }
-  block_max_into(bits, a_max + plane);
+  fs::block_max_into<kThreads>(bits, a_max + plane);
 }
 
 __global__ void __launch_bounds__(kThreads) frac_kernel(const uint32_t* __restrict__ go_max,

@@ -74,7 +74,7 @@ FixedLayout fixed_layout(const Params& p, int32_t lvl) {
   return L;
 }
 
-// Channel c0 + blockIdx.y's max |grad_output| over its finite values (block reduction, one atomic).
+// Channel c0 + blockIdx.y's max |grad_output| over its finite values (one atomic per block).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     channel_max_kernel(const Params p, const T* __restrict__ gout, int64_t c0, uint32_t* __restrict__ planes) {
@@ -84,18 +84,10 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < per;
        q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t k = q / bins, b = q % bins;
-    const float a = fabsf(static_cast<float>(load(gout + k * os[0] + c * os[1] + (b / p.pw) * os[2] + (b % p.pw) * os[3])));
-    if (a <= 3.402823466e38f) bits = max(bits, __float_as_uint(a));  // finite (NaN fails the comparison)
+    bits = max(bits, fs::abs_bits(static_cast<float>(load(gout + k * os[0] + c * os[1] + (b / p.pw) * os[2] +
+                                                           (b % p.pw) * os[3]))));
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
-  __shared__ uint32_t warp_max[kThreads / 32];
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
-    if (bits != 0) atomicMax(planes + c, bits);
-  }
+  fs::block_max_into<kThreads>(bits, planes + c);
 }
 
 __global__ void __launch_bounds__(kThreads)

@@ -62,8 +62,5 @@ struct MultiLevelAttrs {
 std::string make_multi_params(int32_t levels, const int64_t* const* level_shapes, const int64_t* rois_shape,
                               const MultiLevelAttrs& a, Params* out);
 
-// Contiguous strides of a dense tensor of `rank` dims.
-void dense_strides(int rank, const int64_t* shape, int64_t* strides);
-
 }  // namespace roi_align
 }  // namespace twinops

@@ -4,28 +4,11 @@
 #include <limits>
 #include <string>
 
+#include "../../common/twinops_shapes.h"
 #include "roi_align_attrs.h"
 
 namespace twinops {
 namespace roi_align {
-
-namespace {
-
-std::string shape_str(int rank, const int64_t* s) {
-  std::string r = "(";
-  for (int i = 0; i < rank; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
-
-}  // namespace
-
-void dense_strides(int rank, const int64_t* shape, int64_t* strides) {
-  int64_t s = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= shape[i] > 1 ? shape[i] : 1;
-  }
-}
 
 std::string make_params(const int64_t* in, const int64_t* rois, int64_t roi_cols, const RoiAlignAttrs& a,
                         Params* out) {
