@@ -73,14 +73,6 @@ struct Layout {
 };
 constexpr Layout kFiveColumns{2, 5}, kOnnx{3, 4};
 
-bool is_index_type(DataType t) {
-#if TWIN_TRT_HAS_BF16
-  if (t == DataType::kINT64) return true;
-#endif
-  return t == DataType::kINT32;
-}
-constexpr const char* kIndexTypes = TWIN_TRT_HAS_BF16 ? "int32 or int64" : "int32";
-
 // The OpCore of a roi_align plugin whose fields are `Fields` (kept to serialize them as read).
 template <class Fields>
 class RoiAlignCore final : public OpCore {

@@ -21,7 +21,7 @@ from typing import List, Sequence, Tuple
 
 import torch
 
-from ...bench.harness import BenchCase, Config, OpBench, Row
+from ...bench.harness import BenchCase, Config, OpBench, Row, speedup_lines
 from ...bench.timing import tensor_bytes
 
 N, C, IMAGE = 2, 256, (800, 1344)
@@ -114,14 +114,7 @@ SPEEDUP = 2.0
 
 def target_lines(rows: Sequence[Row]) -> List[str]:
     """Where the rows stand against SPEEDUP x torchvision, forward and backward."""
-    out = []
-    for direction in ("forward", "backward"):
-        timed = [r for r in rows if r.case.direction == direction and r.speedup is not None]
-        below = [f"{' '.join(r.case.labels())} {r.speedup:.2f}x" for r in timed if r.speedup < SPEEDUP]
-        if timed:
-            line = f"{direction}: {len(timed) - len(below)} of {len(timed)} rows >= {SPEEDUP:g}x torchvision"
-            out.append(line + ("; below: " + ", ".join(below) if below else ""))
-    return out
+    return speedup_lines(rows, SPEEDUP, "torchvision")
 
 
 def build_cases(cfg: Config) -> List[Case]:
