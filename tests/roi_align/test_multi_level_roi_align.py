@@ -123,7 +123,7 @@ def test_torch_op_refuses_a_level_after_an_absent_one():
 
 @pytest.mark.parametrize("dynamo", [True, False], ids=["dynamo", "torchscript"])
 def test_export_with_three_levels(dynamo):
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     pytest.importorskip("onnxscript")
     from onnx.reference import ReferenceEvaluator
 
