@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t pw = i % p.pw, ph = (i / p.pw) % p.ph, c = (i / (p.pw * p.ph)) % p.c, k = i / (p.pw * p.ph * p.c);
   const Roi<Acc> r = roi_at(p, rois, batch, k);
   const Level& L = p.level[r.level];
-  const T* plane = feats.p[r.level] + (r.ok ? r.batch * L.stride[0] + c * L.stride[1] : 0);
+  const T* plane = feats.at(r.level) + (r.ok ? r.batch * L.stride[0] + c * L.stride[1] : 0);
   const Acc v = bin_value(p, r, ph, pw, [&](int64_t off) { return static_cast<Acc>(load(plane + off)); });
   const int64_t* os = p.out_stride;
   out[k * os[0] + c * os[1] + ph * os[2] + pw * os[3]] = store_as<T>(v);

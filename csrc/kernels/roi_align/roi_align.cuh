@@ -68,6 +68,15 @@ struct Params {
 template <typename T>
 struct LevelPtrs {
   T* p[kMaxLevels] = {};
+
+  // Level l's pointer by selects, not an indexed load: a kernel argument indexed by a run-time
+  // value is copied to local memory first (64 bytes of stack per thread, ptxas -v).
+  TWIN_HD T* at(int32_t l) const {
+    T* r = p[0];
+#pragma unroll
+    for (int i = 1; i < kMaxLevels; ++i) r = i == l ? p[i] : r;
+    return r;
+  }
 };
 
 template <typename Acc>
