@@ -73,7 +73,9 @@ struct LevelPtrs {
   // value is copied to local memory first (64 bytes of stack per thread, ptxas -v).
   TWIN_HD T* at(int32_t l) const {
     T* r = p[0];
+#if defined(__CUDA_ARCH__)
 #pragma unroll
+#endif
     for (int i = 1; i < kMaxLevels; ++i) r = i == l ? p[i] : r;
     return r;
   }
