@@ -7,4 +7,4 @@ Each name is a folder in every layer: ``csrc/kernels/<op>/``, ``csrc/torch/<op>/
 this file without importing twinops, so it holds nothing but the tuple.
 """
 
-OPS = ("resize", "grid_sample", "nms", "ms_deform_attn", "deform_conv2d")
+OPS = ("resize", "grid_sample", "nms", "ms_deform_attn", "deform_conv2d", "roi_align")

@@ -67,10 +67,10 @@ inline bool any_requires_grad(std::initializer_list<const at::Tensor*> ts) {
 }
 
 // Calls fn(S{}) with S the c10 storage type of `dtype`: float, c10::Half or c10::BFloat16, plus
-// double when `with_double` (CPU kernels; an op's CUDA kernels may run the first three only).
-// The ops' checks refuse other dtypes first, with their own message.
+// double when `with_double` (CPU kernels; the CUDA kernels run the first three). Any other dtype
+// fails naming `who` (the ops' checks refuse such dtypes before their kernels are reached).
 template <typename Fn>
-void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
+void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn, const std::string& who = "twinops") {
   switch (dtype) {
     case at::kFloat: return fn(float{});
     case at::kHalf: return fn(c10::Half{});
@@ -78,7 +78,7 @@ void dispatch_floating(at::ScalarType dtype, bool with_double, const Fn& fn) {
     case at::kDouble:
       if (with_double) return fn(double{});
       [[fallthrough]];
-    default: fail("twinops: no kernel for " + std::string(c10::toString(dtype)));
+    default: fail(who + ": no kernel for " + std::string(c10::toString(dtype)));
   }
 }
 

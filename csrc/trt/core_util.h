@@ -29,6 +29,17 @@ constexpr const char* kFloatTypes = TWIN_TRT_HAS_BF16 ? "float32, float16 or bfl
 // A DataType in messages ("DataType 3"): its value, the same in every header version.
 inline std::string type_name(nvinfer1::DataType t) { return "DataType " + std::to_string(static_cast<int32_t>(t)); }
 
+// int32 and (TensorRT >= 9) int64: the index tensors (level tables, batch indices) the kernels read.
+inline bool is_index_type(nvinfer1::DataType t) {
+#if TWIN_TRT_HAS_BF16
+  if (t == nvinfer1::DataType::kINT64) return true;
+#endif
+  return t == nvinfer1::DataType::kINT32;
+}
+
+// is_index_type's types, for messages.
+constexpr const char* kIndexTypes = TWIN_TRT_HAS_BF16 ? "int32 or int64" : "int32";
+
 template <typename T>
 struct TypeTag {
   using type = T;

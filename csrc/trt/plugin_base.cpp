@@ -213,6 +213,17 @@ std::string FieldReader::get_ints(const char* name, int32_t count, int64_t* out)
   return numbers(name, true, count, nullptr, out);
 }
 
+std::string FieldReader::get_float_list(const char* name, int32_t max_count, std::vector<double>* out) const {
+  std::string err;
+  const PluginField* f = find(name, &err);
+  if (f == nullptr) return err;
+  if (f->length < 1 || f->length > max_count)
+    return owner_ + ": field '" + name + "' must have 1 to " + std::to_string(max_count) + " entries, got " +
+           std::to_string(f->length);
+  out->assign(static_cast<size_t>(f->length), 0.0);
+  return numbers(name, false, f->length, out->data(), nullptr);
+}
+
 std::string FieldReader::get_string(const char* name, std::string* out) const {
   std::string err;
   const PluginField* f = find(name, &err);

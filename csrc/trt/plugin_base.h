@@ -90,6 +90,8 @@ class FieldReader {
   std::string get_floats(const char* name, int32_t count, double* out) const;
   // `count` integers (any integer field type), as get_int reads one.
   std::string get_ints(const char* name, int32_t count, int64_t* out) const;
+  // A float list of any length in [1, max_count] (an ONNX FLOATS attribute of no fixed length).
+  std::string get_float_list(const char* name, int32_t max_count, std::vector<double>* out) const;
   std::string get_string(const char* name, std::string* out) const;
 
  private:

@@ -8,6 +8,7 @@
 #include "nms/nms_core.h"
 #include "op_core.h"
 #include "resize/resize_core.h"
+#include "roi_align/roi_align_core.h"
 
 namespace twinops {
 namespace trt {
@@ -31,6 +32,11 @@ const std::vector<OpCreator>& op_creators() {
       deform_conv2d::plugin::mmcv_modulated_deform_conv2d_creator(),  // MMDeploy drop-in (DCNv2)
       deform_conv2d::plugin::mmcv_deform_conv2d_creator(),            // MMDeploy drop-in (DCNv1)
       deform_conv2d::plugin::onnx_deform_conv_creator(),              // ONNX DeformConv (parser override)
+      roi_align::plugin::twinops_roi_align_creator(),            // twinops' node
+      roi_align::plugin::mmcv_roi_align_creator(),               // MMDeploy drop-in (domain mmcv)
+      roi_align::plugin::onnx_roi_align_creator(),               // the ONNX standard node (parser plugin override)
+      roi_align::plugin::twinops_multi_level_roi_align_creator(),  // twinops' node
+      roi_align::plugin::mmcv_multi_level_roi_align_creator(),     // MMDeploy drop-in
 #if TWIN_TRT_HAS_V3
       nms::plugin::twinops_nms_creator(),          // data-dependent output: IPluginV3 only
       nms::plugin::twinops_batched_nms_creator(),  // data-dependent output: IPluginV3 only

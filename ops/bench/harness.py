@@ -290,6 +290,21 @@ class Row:
         }
 
 
+def speedup_lines(rows: Sequence[Row], speedup: float, against: str,
+                  keep: Callable[[Row], bool] = lambda row: True) -> List[str]:
+    """One line per pass (forward, backward) with timed rows that ``keep`` admits: how many reach
+    ``speedup`` x the baseline (named ``against``) and which do not, as
+    ``"forward: 3 of 4 rows >= 2x torchvision; below: <labels> 1.50x"``."""
+    out = []
+    for direction in DIRECTIONS:
+        timed = [r for r in rows if r.case.direction == direction and keep(r) and r.speedup is not None]
+        below = [f"{' '.join(r.case.labels())} {r.speedup:.2f}x" for r in timed if r.speedup < speedup]
+        if timed:
+            line = f"{direction}: {len(timed) - len(below)} of {len(timed)} rows >= {speedup:g}x {against}"
+            out.append(line + ("; below: " + ", ".join(below) if below else ""))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # parity
 # ---------------------------------------------------------------------------------------

@@ -71,18 +71,9 @@ __global__ void __launch_bounds__(kThreads) plane_max_kernel(const Params p, con
        q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t od, oh, ow;
     split_point(p, q, &od, &oh, &ow);
-    const float a = fabsf(static_cast<float>(load(go + od * os[2] + oh * os[3] + ow * os[4])));
-    if (a <= 3.402823466e38f) bits = max(bits, __float_as_uint(a));  // finite (NaN fails the comparison)
+    bits = max(bits, fs::abs_bits(static_cast<float>(load(go + od * os[2] + oh * os[3] + ow * os[4]))));
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
-  __shared__ uint32_t warp_max[kThreads / 32];
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = bits;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; ++w) bits = max(bits, warp_max[w]);
-    if (bits != 0) atomicMax(planes + plane, bits);
-  }
+  fs::block_max_into<kThreads>(bits, planes + plane);
 }
 
 // The fractional bits of every plane: its max |grad_output| times the contributions one

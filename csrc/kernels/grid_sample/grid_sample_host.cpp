@@ -5,28 +5,11 @@
 #include <limits>
 #include <string>
 
+#include "../../common/twinops_shapes.h"
 #include "grid_sample_attrs.h"
 
 namespace twinops {
 namespace grid_sample {
-
-namespace {
-
-std::string shape_str(int rank, const int64_t* s) {
-  std::string r = "(";
-  for (int i = 0; i < rank; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
-
-void dense_strides(int rank, const int64_t* shape, int64_t* strides) {
-  int64_t s = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= shape[i] > 1 ? shape[i] : 1;
-  }
-}
-
-}  // namespace
 
 std::string make_params(int rank, const int64_t* input_shape, const int64_t* grid_shape, const GridSampleAttrs& a,
                         Params* out) {

@@ -13,21 +13,7 @@ const char* const kNames[5] = {"value", "spatial_shapes", "level_start_index", "
 const char* const kLayouts[5] = {"(N, S, M, D)", "(L, 2)", "(L,)", "(N, Lq, M, L, P, 2)", "(N, Lq, M, L, P)"};
 const int kRanks[5] = {4, 2, 1, 6, 5};
 
-std::string shape_str(int rank, const int64_t* s) {
-  std::string r = "(";
-  for (int i = 0; i < rank; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
-
 }  // namespace
-
-void dense_strides(int rank, const int64_t* shape, int64_t* strides) {
-  int64_t s = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= shape[i] > 1 ? shape[i] : 1;
-  }
-}
 
 std::string make_params(const int* ranks, const int64_t* const* shapes, Params* out) {
   for (int i = 0; i < 5; ++i)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../../common/twinops_shapes.h"  // dense_strides, shape_str
 #include "ms_deform_attn.cuh"
 
 namespace twinops {
@@ -22,8 +23,6 @@ std::string make_params(const int* ranks, const int64_t* const* shapes, Params* 
 // sum of the sizes before it, and S their total.
 std::string check_levels(const int64_t* shapes, const int64_t* starts, int64_t levels, int64_t s);
 
-// Contiguous strides of a dense tensor of `rank` dims.
-void dense_strides(int rank, const int64_t* shape, int64_t* strides);
 
 }  // namespace ms_deform_attn
 }  // namespace twinops

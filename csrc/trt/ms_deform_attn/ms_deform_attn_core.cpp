@@ -41,15 +41,6 @@ const char* kind_name(Kind k) {
 constexpr int32_t kInputs = 5;
 const char* const kInputList = "value, spatial_shapes, level_start_index, sampling_locations, attention_weights";
 
-bool is_index_type(DataType t) {
-#if TWIN_TRT_HAS_BF16
-  if (t == DataType::kINT64) return true;
-#endif
-  return t == DataType::kINT32;
-}
-
-constexpr const char* kIndexTypes = TWIN_TRT_HAS_BF16 ? "int32 or int64" : "int32";
-
 std::string count_message(int32_t nb_in) {
   return "expects 5 inputs (" + std::string(kInputList) + "), got " + std::to_string(nb_in);
 }

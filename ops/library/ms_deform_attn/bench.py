@@ -22,7 +22,7 @@ from typing import List, Sequence, Tuple
 
 import torch
 
-from ...bench.harness import BenchCase, Config, OpBench, Row
+from ...bench.harness import BenchCase, Config, OpBench, Row, speedup_lines
 from ...bench.timing import tensor_bytes
 
 M, D, P = 8, 32, 4
@@ -124,15 +124,7 @@ SPEEDUP = 10.0
 
 def target_lines(rows: Sequence[Row]) -> List[str]:
     """Where the rows against the eager composite stand: at least SPEEDUP x, forward and backward."""
-    out = []
-    for direction in ("forward", "backward"):
-        timed = [r for r in rows if r.case.direction == direction and r.case.baseline_kind == "eager"
-                 and r.speedup is not None]
-        below = [f"{' '.join(r.case.labels())} {r.speedup:.2f}x" for r in timed if r.speedup < SPEEDUP]
-        if timed:
-            line = f"{direction}: {len(timed) - len(below)} of {len(timed)} rows >= {SPEEDUP:g}x the eager composite"
-            out.append(line + ("; below: " + ", ".join(below) if below else ""))
-    return out
+    return speedup_lines(rows, SPEEDUP, "the eager composite", keep=lambda r: r.case.baseline_kind == "eager")
 
 
 def build_cases(cfg: Config) -> List[Case]:
