@@ -17,7 +17,7 @@ from typing import List, Sequence, Tuple
 
 import torch
 
-from ...bench.harness import BenchCase, Config, OpBench, Row
+from ...bench.harness import BenchCase, Config, OpBench, Row, speedup_lines
 from ...bench.timing import tensor_bytes
 
 # (label, N, C_in, H, W, C_out, stride, offset_groups)
@@ -103,14 +103,7 @@ SPEEDUP, DENSE = 2.0, 3.0
 
 def target_lines(rows: Sequence[Row]) -> List[str]:
     """Where the rows stand against the targets."""
-    out = []
-    for direction in ("forward", "backward"):
-        timed = [r for r in rows if r.case.direction == direction and r.case.baseline_kind == "torchvision"
-                 and r.speedup is not None]
-        below = [f"{' '.join(r.case.labels()[:2])} {r.case.dtype} {r.speedup:.2f}x" for r in timed if r.speedup < SPEEDUP]
-        if timed:
-            line = f"{direction}: {len(timed) - len(below)} of {len(timed)} rows >= {SPEEDUP:g}x torchvision"
-            out.append(line + ("; below: " + ", ".join(below) if below else ""))
+    out = speedup_lines(rows, SPEEDUP, "torchvision", keep=lambda r: r.case.baseline_kind == "torchvision")
     dense = [r for r in rows if r.case.baseline_kind == "dense conv" and r.speedup is not None]
     far = [f"{' '.join(r.case.labels()[:2])} {r.case.dtype} {1 / r.speedup:.2f}x" for r in dense
            if r.speedup < 1 / DENSE]
