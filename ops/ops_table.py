@@ -19,6 +19,11 @@ COLUMNS = ("op", "Python API", "torch ops", "ONNX node (domain)", "plugin creato
            "reference", "dtypes (torch; TensorRT)")
 
 
+def _dtypes(f: dict) -> str:
+    """The API's dtypes, those without CUDA kernels marked ``(CPU)``."""
+    return ", ".join(d + (" (CPU)" if d in f["cpu_only_dtypes"] else "") for d in f["dtypes"])
+
+
 def rows(faces: List[dict]) -> List[tuple]:
     """The table's rows (strings) from :meth:`OpDef.faces` of each op."""
     out = []
@@ -31,7 +36,7 @@ def rows(faces: List[dict]) -> List[tuple]:
                             for p in f["plugins"]) or "-"
         out.append((f["name"], api, "\n".join(f["torch_ops"]), f"{f['onnx']['op_type']} ({f['onnx']['domain']})",
                     plugins, f["reference"] or "-",
-                    ", ".join(d + (" (CPU)" if d in f["cpu_only_dtypes"] else "") for d in f["dtypes"]) + "; " + (", ".join(f["tensorrt_dtypes"]) or "-")))
+                    _dtypes(f) + "; " + (", ".join(f["tensorrt_dtypes"]) or "-")))
     return out
 
 
