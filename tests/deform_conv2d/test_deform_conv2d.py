@@ -198,6 +198,7 @@ def _base():
     (lambda xs, kw: xs.__setitem__(2, torch.randn(6, 3, 3, 3)),
      "input's channels (4) must be a multiple of weight's dim 1 (C_in / groups = 3); shapes (2, 4, 6, 7) and "
      "(6, 3, 3, 3)"),
+    (lambda xs, kw: xs.__setitem__(0, xs[0][:, :0]), "input's channels (dim 1) must be at least 1, got shape (2, 0, 6, 7)"),
     (lambda xs, kw: xs.__setitem__(2, xs[2][:5]), "weight's C_out (5) must be a multiple of groups (2 = C_in / weight's dim 1)"),
     (lambda xs, kw: xs.__setitem__(3, xs[3][:5]), "bias must have shape (C_out,) = (6,), got (5,)"),
     (lambda xs, kw: xs.__setitem__(4, xs[4][:, :9]), "mask's channels (9) must be offset_groups * kh * kw (18)"),

@@ -7,8 +7,9 @@
 //   chunk of images at a time (stored: the samples' gradients read it per offset group);
 // - grad_weight: sum over q of gout[o, q] * column(k, q), in fixed slices of q whose partial
 //   sums are then added in slice order.
-// Each output of a GEMM is one thread's float sum over its reduction index ascending, so every
-// result is bitwise the same run to run. grad_input adds every sample's corners through the
+// float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
+// ascending; the half types' run on tensor cores (operands rounded to T, products summed in
+// float32), in a fixed order too, so every result is bitwise the same run to run. grad_input adds every sample's corners through the
 // fixed-point scatter (../fixed_scatter.cuh): one plane per image, its scale from max |gcol| and
 // max |mask| of the image and the most samples one element can receive (taps * positions).
 // grad_offset and grad_mask sum a sample's channels in one thread, in channel order.
@@ -17,6 +18,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mma.h>
+#include <type_traits>
 
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
@@ -30,29 +33,33 @@ namespace kernels {
 namespace fs = ::twinops::fixed_scatter;
 
 constexpr int kThreads = 256;                  // a 16 x 16 thread tile
-constexpr int kBM = 64, kBN = 64, kBK = 16;    // output tile (rows x columns) and reduction step
+constexpr int kBN = 64, kBK = 16;  // output tile columns, reduction step (float)
+constexpr int kTcBK = 32;          // reduction step on tensor cores
+static_assert(kThreads % kBN == 0, "a thread loads one B column throughout");
 constexpr int64_t kMaxGridZ = 65535;
 constexpr size_t kColumnBudget = size_t(256) << 20;  // bytes of columns' gradient per chunk of images
 constexpr int64_t kSliceLength = 8192;          // reduction length of one grad_weight slice
 
 // C[m, c] = sum over r in [r_begin(z), r_end(z)) of A(m, r) * B(r, c), m < rows, c < cols, for
-// problem z = blockIdx.z + z0. Thread (tx, ty) keeps rows ty + 16 i and columns tx + 16 j.
-template <class Problem>
-__global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_t z0) {
-  __shared__ float as[kBK][kBM];
+// problem z, on a BM x 64 output tile: float operands in shared memory and float32 FMAs. Thread
+// (tx, ty) keeps rows ty + 16 i and columns tx + 16 j, each a sum over r ascending.
+template <int BM, class Problem>
+__device__ __forceinline__ void gemm_simt(const Problem& pr, int64_t z) {
+  constexpr int RI = BM / 16;
+  __shared__ float as[kBK][BM];
   __shared__ float bs[kBK][kBN];
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-  const int64_t z = blockIdx.z + z0;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
   const int64_t rows = pr.rows(), cols = pr.cols(), rb = pr.r_begin(z), re = pr.r_end(z);
-  float acc[4][4];
+  const auto bctx = pr.b_context(z, c0 + (tid % kBN));  // every B element this thread loads is in that column
+  float acc[RI][4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < RI; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
   for (int64_t r0 = rb; r0 < re; r0 += kBK) {
 #pragma unroll
-    for (int e = tid; e < kBM * kBK; e += kThreads) {
+    for (int e = tid; e < BM * kBK; e += kThreads) {
       const int am = e / kBK, ar = e % kBK;
       const int64_t m = m0 + am, r = r0 + ar;
       as[ar][am] = m < rows && r < re ? pr.a(z, m, r) : 0.0f;
@@ -61,25 +68,25 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_
     for (int e = tid; e < kBN * kBK; e += kThreads) {
       const int br = e / kBN, bc = e % kBN;
       const int64_t c = c0 + bc, r = r0 + br;
-      bs[br][bc] = c < cols && r < re ? pr.b(z, r, c) : 0.0f;
+      bs[br][bc] = c < cols && r < re ? pr.b(z, r, bctx) : 0.0f;
     }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kBK; ++k) {
-      float a[4], b[4];
+      float a[RI], b[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = as[k][ty + 16 * i];
+      for (int i = 0; i < RI; ++i) a[i] = as[k][ty + 16 * i];
 #pragma unroll
       for (int j = 0; j < 4; ++j) b[j] = bs[k][tx + 16 * j];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < RI; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = __fmaf_rn(a[i], b[j], acc[i][j]);
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < RI; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int64_t m = m0 + ty + 16 * i, c = c0 + tx + 16 * j;
@@ -87,22 +94,154 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_
     }
 }
 
-// Column (n, c, t, pos): the masked bilinear sample, in float.
+// The same product on tensor cores for T = __half / __nv_bfloat16 (sm_80 and later; earlier
+// architectures take gemm_simt): each operand rounded to T once as it enters shared memory,
+// products exact and summed in float32 by mma (wmma 16x16x16 fragments). Eight warps of
+// (BM / 4) x 32 outputs; the float results go through shared memory to pr.store.
+template <int BM, class Problem>
+__device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) {
+  using T = typename Problem::Elem;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wm = nvcuda::wmma;
+  constexpr int FI = BM / 64;          // a warp's 16-row fragments
+  constexpr int LA = kTcBK + 8, LB = kBN + 8, LC = kBN + 4;  // padded leading dims (wmma: 16-byte multiples)
+  constexpr int kOperandBytes = (BM * LA + kTcBK * LB) * int(sizeof(T)), kResultBytes = BM * LC * int(sizeof(float));
+  __shared__ __align__(128) unsigned char smem[kOperandBytes > kResultBytes ? kOperandBytes : kResultBytes];
+  T* as = reinterpret_cast<T*>(smem);  // (BM, kTcBK) row-major
+  T* bs = as + BM * LA;                // (kTcBK, 64) row-major
+  float* cs = reinterpret_cast<float*>(smem);
+  const int tid = threadIdx.x, warp = tid >> 5, wr = warp >> 1, wc = warp & 1;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  const int64_t rows = pr.rows(), cols = pr.cols(), rb = pr.r_begin(z), re = pr.r_end(z);
+  const auto bctx = pr.b_context(z, c0 + (tid % kBN));  // every B element this thread loads is in that column
+  wm::fragment<wm::accumulator, 16, 16, 16, float> acc[FI][2];
+#pragma unroll
+  for (int i = 0; i < FI; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) wm::fill_fragment(acc[i][j], 0.0f);
+  for (int64_t r0 = rb; r0 < re; r0 += kTcBK) {
+#pragma unroll
+    for (int e = tid; e < BM * kTcBK; e += kThreads) {
+      const int am = e / kTcBK, ar = e % kTcBK;
+      const int64_t m = m0 + am, r = r0 + ar;
+      as[am * LA + ar] = store_as<T>(m < rows && r < re ? pr.a(z, m, r) : 0.0f);
+    }
+#pragma unroll
+    for (int e = tid; e < kBN * kTcBK; e += kThreads) {
+      const int br = e / kBN, bc = e % kBN;
+      const int64_t c = c0 + bc, r = r0 + br;
+      bs[br * LB + bc] = store_as<T>(c < cols && r < re ? pr.b(z, r, bctx) : 0.0f);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kTcBK; k += 16) {
+      wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> b[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) wm::load_matrix_sync(b[j], bs + k * LB + wc * 32 + j * 16, LB);
+#pragma unroll
+      for (int i = 0; i < FI; ++i) {
+        wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> a;
+        wm::load_matrix_sync(a, as + (wr * FI * 16 + i * 16) * LA + k, LA);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wm::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < FI; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      wm::store_matrix_sync(cs + (wr * FI * 16 + i * 16) * LC + wc * 32 + j * 16, acc[i][j], LC, wm::mem_row_major);
+  __syncthreads();
+  for (int e = tid; e < BM * kBN; e += kThreads) {
+    const int64_t m = m0 + e / kBN, c = c0 + e % kBN;
+    if (m < rows && c < cols) pr.store(z, m, c, cs[(e / kBN) * LC + e % kBN]);
+  }
+#else
+  gemm_simt<BM>(pr, z);
+#endif
+}
+
+// Tensor cores for the half types, float32 FMAs for float (TF32 would change its results).
+template <int BM, class Problem>
+__global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_t z0) {
+  const int64_t z = blockIdx.z + z0;
+  if constexpr (std::is_same_v<typename Problem::Elem, float>) gemm_simt<BM>(pr, z);
+  else gemm_tensor_cores<BM>(pr, z);
+}
+
+// n / d and n % d for 0 <= n < 2^31 by a multiply and a shift (the divisor fixed per launch):
+// m = floor(2^32 (2^s - d) / d) + 1 with 2^s >= d, q = (umulhi(n, m) + n) >> s.
+struct Divider {
+  uint32_t d = 1, m = 1, s = 0;
+  Divider() = default;
+  explicit Divider(int64_t divisor) : d(static_cast<uint32_t>(divisor > 1 ? divisor : 1)) {  // 0: nothing to divide
+    while ((uint64_t(1) << s) < d) ++s;
+    m = static_cast<uint32_t>(((uint64_t(1) << 32) * ((uint64_t(1) << s) - d)) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
+};
+
+// The divisors of a sample's coordinates: taps, kw, output width, C_in / offset_groups, each
+// below 2^31 (the frontends bound every dimension).
+struct Dividers {
+  Divider taps, kw, w_out, offset_channels;
+  explicit Dividers(const Params& p)
+      : taps(p.taps()), kw(p.kw), w_out(p.w_out), offset_channels(p.offset_channels()) {}
+};
+
+// Where column k = c * kh * kw + t of group g reads: the channel's plane offset in an image, its
+// offset-and-mask row (offset group and tap) and the tap's displacement.
+struct Tap {
+  int64_t plane;  // c_abs * H * W
+  int64_t row;    // og * kh * kw + t
+  int32_t dy, dx; // i * dil_h, j * dil_w
+};
+
+__device__ __forceinline__ Tap tap_of(const Params& p, const Dividers& dv, int64_t g, int64_t k) {
+  const uint32_t c = dv.taps.div(static_cast<uint32_t>(k)), t = static_cast<uint32_t>(k) - c * dv.taps.d;
+  const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
+  const int64_t ca = g * p.group_channels() + c;
+  const uint32_t og = dv.offset_channels.div(static_cast<uint32_t>(ca));
+  return Tap{ca * p.h * p.w, int64_t(og) * p.taps() + t, static_cast<int32_t>(i * p.dil_h),
+             static_cast<int32_t>(j * p.dil_w)};
+}
+
+// Where output column q = n * P + pos reads: its image and position, and the undeformed corner.
+struct Position {
+  int64_t n, pos;
+  int64_t y, x;  // oy * stride_h - pad_h, ox * stride_w - pad_w
+};
+
+__device__ __forceinline__ Position position_of(const Params& p, const Dividers& dv, int64_t q) {
+  const int64_t P = p.positions(), n = q / P, pos = q - n * P;
+  const uint32_t oy = dv.w_out.div(static_cast<uint32_t>(pos)), ox = static_cast<uint32_t>(pos) - oy * dv.w_out.d;
+  return Position{n, pos, int64_t(oy) * p.stride_h - p.pad_h, int64_t(ox) * p.stride_w - p.pad_w};
+}
+
+// The masked bilinear sample of tap k at position q, in float.
 template <typename T>
 __device__ __forceinline__ float column(const Params& p, const T* __restrict__ input, const T* __restrict__ offset,
-                                        const T* __restrict__ mask, int64_t n, int64_t c, int64_t t, int64_t pos) {
-  const SampleAt s = sample_at(p, n, c, t, pos);
-  const float y = float(s.base_y) + load(offset + s.offset);
-  const float x = float(s.base_x) + load(offset + s.offset + p.positions());
-  const T* plane = input + (n * p.c_in + c) * p.h * p.w;
+                                        const T* __restrict__ mask, const Tap& tp, const Position& ps) {
+  const int64_t P = p.positions(), row = ps.n * p.offset_groups * p.taps() + tp.row;
+  const float y = float(ps.y + tp.dy) + load(offset + 2 * row * P + ps.pos);
+  const float x = float(ps.x + tp.dx) + load(offset + (2 * row + 1) * P + ps.pos);
+  const T* plane = input + ps.n * p.c_in * p.h * p.w + tp.plane;
   const float v = corner_value(corners<float>(y, x, p.h, p.w), [&](int64_t i) { return load(plane + i); });
-  return p.has_mask ? __fmul_rn(load(mask + s.mask), v) : v;
+  return p.has_mask ? __fmul_rn(load(mask + row * P + ps.pos), v) : v;
 }
+
+// The GEMM loaders: a(z, m, r) and b(z, r, ctx) with ctx = b_context(z, c), since a thread
+// loads the same B column c at every reduction step (see gemm_simt), so what depends on the
+// column alone is computed once per kernel.
 
 // The forward, group z: rows o of the group, columns q = n * P + pos, reduction k.
 template <typename T>
 struct ForwardProblem {
+  using Elem = T;
   Params p;
+  Dividers dv;
   const T *input, *offset, *mask, *weight, *bias;
   T* out;
   __device__ int64_t rows() const { return p.group_outputs(); }
@@ -112,9 +251,9 @@ struct ForwardProblem {
   __device__ float a(int64_t g, int64_t o, int64_t k) const {
     return load(weight + (g * p.group_outputs() + o) * p.depth() + k);
   }
-  __device__ float b(int64_t g, int64_t k, int64_t q) const {
-    const int64_t n = q / p.positions(), c = k / p.taps();
-    return column(p, input, offset, mask, n, g * p.group_channels() + c, k - c * p.taps(), q - n * p.positions());
+  __device__ Position b_context(int64_t, int64_t q) const { return position_of(p, dv, q); }
+  __device__ float b(int64_t g, int64_t k, const Position& ps) const {
+    return column(p, input, offset, mask, tap_of(p, dv, g, k), ps);
   }
   __device__ void store(int64_t g, int64_t o, int64_t q, float acc) const {
     const int64_t n = q / p.positions(), oc = g * p.group_outputs() + o;
@@ -127,6 +266,7 @@ struct ForwardProblem {
 // q = (n - n0) * P + pos, reduction o; gcol[(n - n0), g * K + k, pos].
 template <typename T>
 struct ColumnGradProblem {
+  using Elem = T;
   Params p;
   const T *gout, *weight;
   float* gcol;
@@ -138,10 +278,12 @@ struct ColumnGradProblem {
   __device__ float a(int64_t g, int64_t k, int64_t o) const {
     return load(weight + (g * p.group_outputs() + o) * p.depth() + k);
   }
-  __device__ float b(int64_t g, int64_t o, int64_t q) const {
+  // gout's element of output channel 0 of the group at column q.
+  __device__ int64_t b_context(int64_t g, int64_t q) const {
     const int64_t n = q / p.positions();
-    return load(gout + ((n0 + n) * p.c_out + g * p.group_outputs() + o) * p.positions() + q - n * p.positions());
+    return ((n0 + n) * p.c_out + g * p.group_outputs()) * p.positions() + q - n * p.positions();
   }
+  __device__ float b(int64_t, int64_t o, int64_t at) const { return load(gout + at + o * p.positions()); }
   __device__ void store(int64_t g, int64_t k, int64_t q, float acc) const {
     const int64_t n = q / p.positions();
     gcol[(n * p.c_in * p.taps() + g * p.depth() + k) * p.positions() + q - n * p.positions()] = acc;
@@ -152,7 +294,9 @@ struct ColumnGradProblem {
 // reduction q in the slice; partial[s, g * C_out / groups + o, k].
 template <typename T>
 struct WeightGradProblem {
+  using Elem = T;
   Params p;
+  Dividers dv;
   const T *gout, *input, *offset, *mask;
   float* partial;
   int64_t slices, slice_length;
@@ -167,9 +311,9 @@ struct WeightGradProblem {
     const int64_t g = z / slices, n = q / p.positions();
     return load(gout + (n * p.c_out + g * p.group_outputs() + o) * p.positions() + q - n * p.positions());
   }
-  __device__ float b(int64_t z, int64_t q, int64_t k) const {
-    const int64_t g = z / slices, n = q / p.positions(), c = k / p.taps();
-    return column(p, input, offset, mask, n, g * p.group_channels() + c, k - c * p.taps(), q - n * p.positions());
+  __device__ Tap b_context(int64_t z, int64_t k) const { return tap_of(p, dv, z / slices, k < p.depth() ? k : 0); }
+  __device__ float b(int64_t, int64_t q, const Tap& tp) const {
+    return column(p, input, offset, mask, tp, position_of(p, dv, q));
   }
   __device__ void store(int64_t z, int64_t o, int64_t k, float acc) const {
     const int64_t g = z / slices, s = z % slices;
@@ -177,15 +321,19 @@ struct WeightGradProblem {
   }
 };
 
+// Tiles of 128 rows where a problem has more than 64 (the forward's samples are then computed
+// once per 128 outputs), else of 64.
 template <class Problem>
 cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
-  const int64_t gx = (cols + kBN - 1) / kBN, gy = (rows + kBM - 1) / kBM;
+  const int bm = rows > 64 ? 128 : 64;
+  const int64_t gx = (cols + kBN - 1) / kBN, gy = (rows + bm - 1) / bm;
   if (gx > 2147483647 || gy > 65535) return cudaErrorInvalidConfiguration;
   for (int64_t z0 = 0; z0 < problems; z0 += kMaxGridZ) {
     const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                     static_cast<unsigned>(std::min(problems - z0, kMaxGridZ)));
-    gemm_kernel<Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+    if (bm == 128) gemm_kernel<128, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+    else gemm_kernel<64, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -356,7 +504,7 @@ template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
                          const T* bias, T* out, cudaStream_t stream) {
   if (p.n * p.c_out == 0) return cudaSuccess;
-  const ForwardProblem<T> pr{p, input, offset, p.has_mask ? mask : nullptr, weight, p.has_bias ? bias : nullptr, out};
+  const ForwardProblem<T> pr{p, Dividers(p), input, offset, p.has_mask ? mask : nullptr, weight, p.has_bias ? bias : nullptr, out};
   return launch_gemm(pr, p.group_outputs(), p.n * p.positions(), p.groups, stream);
 }
 
@@ -378,7 +526,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   if (want.weight && p.c_out > 0) {
     const int64_t slices = weight_slices(p), count = p.c_out * p.depth();
     float* partial = reinterpret_cast<float*>(ws + L.partial);
-    const WeightGradProblem<T> pr{p, gout, input, offset, m, partial, slices, kSliceLength};
+    const WeightGradProblem<T> pr{p, Dividers(p), gout, input, offset, m, partial, slices, kSliceLength};
     if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream); e != cudaSuccess)
       return e;
     slice_sum_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(partial, slices, count, gweight);

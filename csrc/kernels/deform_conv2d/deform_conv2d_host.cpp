@@ -49,6 +49,7 @@ std::string make_params(const int64_t* in, const int64_t* off, const int64_t* wt
   p.has_mask = mask != nullptr;
   if (known(p.kh) && known(p.kw) && (p.kh < 1 || p.kw < 1))
     return "weight's kernel size (kh, kw) must be at least 1x1, got shape " + shape_str(4, wt);
+  if (known(p.c_in) && p.c_in < 1) return "input's channels (dim 1) must be at least 1, got shape " + shape_str(4, in);
   const int64_t cg = wt[1];
   if (known(cg) && cg < 1) return "weight's dim 1 (C_in / groups) must be at least 1, got shape " + shape_str(4, wt);
   if (known(p.c_in) && known(cg)) {
@@ -93,6 +94,13 @@ std::string make_params(const int64_t* in, const int64_t* off, const int64_t* wt
     outs[a] = o;
   }
   p.h_out = outs[0], p.w_out = outs[1];
+  // The CUDA kernels divide tap and position indices in 32 bits.
+  constexpr int64_t k31 = int64_t(1) << 31;
+  if (known(p.c_in) && known(p.kh) && known(p.kw) && (p.c_in >= k31 || p.kh * p.kw >= k31 / p.c_in + 1))
+    return "input's channels times kh * kw (" + str(p.c_in) + " * " + str(p.kh) + " * " + str(p.kw) +
+           ") must be below 2^31";
+  if (known(outs[0]) && known(outs[1]) && outs[0] > 0 && (outs[0] >= k31 || outs[1] >= k31 / outs[0] + 1))
+    return "the output's H_out * W_out (" + str(outs[0]) + " * " + str(outs[1]) + ") must be below 2^31";
   if (bias != nullptr && known(bias[0]) && known(p.c_out) && bias[0] != p.c_out)
     return "bias must have shape (C_out,) = (" + str(p.c_out) + ",), got (" + str(bias[0]) + ",)";
   if (mask != nullptr) {
