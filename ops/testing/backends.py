@@ -118,7 +118,7 @@ def _onnx_reference(spec, xs, kw, out_shape):
 
 
 def _no_float64(xs, what: str) -> None:
-    if any(x.dtype == torch.float64 for x in xs):
+    if any(x is not None and x.dtype == torch.float64 for x in xs):  # None: an absent optional input
         raise Unsupported(f"{what} has no float64 I/O (TensorRT tensors are float32/float16/bfloat16)")
 
 

@@ -8,8 +8,9 @@
 // - grad_weight: sum over q of gout[o, q] * column(k, q), in fixed slices of q whose partial
 //   sums are then added in slice order.
 // float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
-// ascending; the half types' run on tensor cores (operands rounded to T, products summed in
-// float32), in a fixed order too, so every result is bitwise the same run to run. grad_input adds every sample's corners through the
+// ascending; the half types' run on tensor cores (a sampled column as two values of T, products
+// summed in float32; see gemm_tensor_cores), in a fixed order too, so every result is bitwise
+// the same run to run. grad_input adds every sample's corners through the
 // fixed-point scatter (../fixed_scatter.cuh): one plane per image, its scale from max |gcol| and
 // max |mask| of the image and the most samples one element can receive (taps * positions).
 // grad_offset and grad_mask sum a sample's channels in one thread, in channel order.
@@ -95,8 +96,12 @@ __device__ __forceinline__ void gemm_simt(const Problem& pr, int64_t z) {
 }
 
 // The same product on tensor cores for T = __half / __nv_bfloat16 (sm_80 and later; earlier
-// architectures take gemm_simt): each operand rounded to T once as it enters shared memory,
-// products exact and summed in float32 by mma (wmma 16x16x16 fragments). Eight warps of
+// architectures take gemm_simt), products summed in float32 by mma (wmma 16x16x16 fragments).
+// A is exact in T (weight or grad_output). B is too where Problem::kExactB; else (a sampled
+// column, computed in float) it enters as two values of T, hi = T(v) and lo = T(v - hi), both
+// multiplied: v to about 2^-22 (float16) or 2^-16 (bfloat16) of itself, so the result keeps the
+// float32 path's accuracy instead of one rounding to T per column element. A column beyond T's
+// range (float16: an input near 65504 times a mask above 1) is infinite, as in a T column matrix. Eight warps of
 // (BM / 4) x 32 outputs; the float results go through shared memory to pr.store.
 template <int BM, class Problem>
 __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) {
@@ -105,10 +110,12 @@ __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) 
   namespace wm = nvcuda::wmma;
   constexpr int FI = BM / 64;          // a warp's 16-row fragments
   constexpr int LA = kTcBK + 8, LB = kBN + 8, LC = kBN + 4;  // padded leading dims (wmma: 16-byte multiples)
-  constexpr int kOperandBytes = (BM * LA + kTcBK * LB) * int(sizeof(T)), kResultBytes = BM * LC * int(sizeof(float));
+  constexpr int kParts = Problem::kExactB ? 1 : 2;  // B as hi (+ lo)
+  constexpr int kOperandBytes = (BM * LA + kParts * kTcBK * LB) * int(sizeof(T));
+  constexpr int kResultBytes = BM * LC * int(sizeof(float));
   __shared__ __align__(128) unsigned char smem[kOperandBytes > kResultBytes ? kOperandBytes : kResultBytes];
   T* as = reinterpret_cast<T*>(smem);  // (BM, kTcBK) row-major
-  T* bs = as + BM * LA;                // (kTcBK, 64) row-major
+  T* bs = as + BM * LA;                // kParts x (kTcBK, 64) row-major
   float* cs = reinterpret_cast<float*>(smem);
   const int tid = threadIdx.x, warp = tid >> 5, wr = warp >> 1, wc = warp & 1;
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
@@ -130,20 +137,30 @@ __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) 
     for (int e = tid; e < kBN * kTcBK; e += kThreads) {
       const int br = e / kBN, bc = e % kBN;
       const int64_t c = c0 + bc, r = r0 + br;
-      bs[br * LB + bc] = store_as<T>(c < cols && r < re ? pr.b(z, r, bctx) : 0.0f);
+      const float v = c < cols && r < re ? pr.b(z, r, bctx) : 0.0f;
+      const T hi = store_as<T>(v);
+      bs[br * LB + bc] = hi;
+      if constexpr (kParts == 2) {  // hi infinite (v infinite, or beyond T's range): lo 0, not inf - inf
+        const float h = load(&hi);
+        bs[kTcBK * LB + br * LB + bc] = store_as<T>(isinf(h) ? 0.0f : v - h);
+      }
     }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kTcBK; k += 16) {
-      wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> b[2];
+      wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> b[kParts][2];
 #pragma unroll
-      for (int j = 0; j < 2; ++j) wm::load_matrix_sync(b[j], bs + k * LB + wc * 32 + j * 16, LB);
+      for (int h = 0; h < kParts; ++h)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wm::load_matrix_sync(b[h][j], bs + (h * kTcBK + k) * LB + wc * 32 + j * 16, LB);
 #pragma unroll
       for (int i = 0; i < FI; ++i) {
         wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> a;
         wm::load_matrix_sync(a, as + (wr * FI * 16 + i * 16) * LA + k, LA);
 #pragma unroll
-        for (int j = 0; j < 2; ++j) wm::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+        for (int h = 0; h < kParts; ++h)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) wm::mma_sync(acc[i][j], a, b[h][j], acc[i][j]);
       }
     }
     __syncthreads();
@@ -240,6 +257,7 @@ __device__ __forceinline__ float column(const Params& p, const T* __restrict__ i
 template <typename T>
 struct ForwardProblem {
   using Elem = T;
+  static constexpr bool kExactB = false;  // sampled columns
   Params p;
   Dividers dv;
   const T *input, *offset, *mask, *weight, *bias;
@@ -267,6 +285,7 @@ struct ForwardProblem {
 template <typename T>
 struct ColumnGradProblem {
   using Elem = T;
+  static constexpr bool kExactB = true;  // grad_output
   Params p;
   const T *gout, *weight;
   float* gcol;
@@ -295,6 +314,7 @@ struct ColumnGradProblem {
 template <typename T>
 struct WeightGradProblem {
   using Elem = T;
+  static constexpr bool kExactB = false;  // sampled columns
   Params p;
   Dividers dv;
   const T *gout, *input, *offset, *mask;

@@ -14,9 +14,9 @@ import torch
 from ...testing.tolerances import TOLERANCES as _DEFAULT
 
 # float32: each output sums C_in / groups * kh * kw products of samples whose coordinates carry
-# the offsets' float32 rounding times the data's slope; on CUDA the half types round each sampled
-# column value to their type (the tensor cores' operands) before float32 sums, on the CPU they
-# compute in float32; both round the output once.
+# the offsets' float32 rounding times the data's slope; the half types compute in float32 (on
+# CUDA's tensor cores a sampled column enters as two values of the type, hi + lo, which keeps
+# float32's precision) and round once.
 TOLERANCES = {**_DEFAULT, torch.float32: (1e-4, 1e-4)}
 
 
