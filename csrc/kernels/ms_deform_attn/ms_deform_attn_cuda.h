@@ -13,9 +13,9 @@ namespace twinops {
 namespace ms_deform_attn {
 
 // How the forward maps work to threads: one thread per output element, or one warp per query
-// head (n, q, m) sharing its samples' taps through shared memory. Both give the same bits. The
-// environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements" or "heads" forces one (read
-// per call).
+// head (n, q, m) sharing its samples' taps through shared memory (the default). Both give the
+// same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements" forces the
+// first (read per call).
 enum ForwardLayout : int { kElements = 0, kHeads = 1 };
 ForwardLayout forward_layout(const Params& p);
 
@@ -25,8 +25,8 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
                          const T* weights, T* out, cudaStream_t stream);
 
 // Where the backward's warps get their samples: each lane computes them (kLaneSamples), or the
-// warp computes each once into a shared-memory table (kSampleTable). Both give the same bits.
-// TWINOPS_MS_DEFORM_ATTN_BACKWARD = "table" forces the table (read per call).
+// warp computes each once into a shared-memory table (kSampleTable, the default). Both give the
+// same bits. TWINOPS_MS_DEFORM_ATTN_BACKWARD = "lanes" forces the first (read per call).
 enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1 };
 BackwardLayout backward_layout(const Params& p);
 
