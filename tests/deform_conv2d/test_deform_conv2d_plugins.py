@@ -110,3 +110,25 @@ def test_what_cannot_run_is_refused_with_its_reason(creator, fields, specs, mess
     with pytest.raises(ph.HostError) as e:
         plugin.build(specs)
     assert message in str(e.value)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("version", ["1", "legacy"])
+@pytest.mark.parametrize("creator", list(ORDER))
+def test_enqueue_with_asymmetric_geometry_equals_the_torch_op_bitwise(creator, version, dtype):
+    """stride (2, 1), padding (1, 0), dilation (1, 2) in each creator's own fields and input order:
+    the plugin's output is the torch op's with (H, W) kept, bit for bit (the same kernels)."""
+    if dtype == torch.bfloat16 and ph.get_host().trt_major < 10:
+        pytest.skip("bfloat16 plugins need TensorRT 10 or later")
+    g = torch.Generator().manual_seed(0)
+    xs = {n: torch.randn(s, generator=g) for n, s in SHAPES.items()}
+    xs["mask"] = torch.rand(SHAPES["mask"], generator=g)
+    xs = {n: t.to("cuda", dtype) for n, t in xs.items()}
+    (y,) = ph.run_plugin((creator, FIELDS[creator]), [xs[n] for n in ORDER[creator]], version=version)
+    given = set(ORDER[creator])
+    want = torch.ops.twinops.deform_conv2d(xs["input"], xs["offset"], xs["weight"],
+                                           xs["bias"] if "bias" in given else None,
+                                           xs["mask"] if "mask" in given else None, [2, 1], [1, 0], [1, 2])
+    assert y.shape == (N, C_OUT, HO, WO)
+    assert torch.equal(y, want)
