@@ -213,7 +213,7 @@ struct Dividers {
 struct Tap {
   int64_t plane;  // c_abs * H * W
   int64_t row;    // og * kh * kw + t
-  int32_t dy, dx; // i * dil_h, j * dil_w
+  int64_t dy, dx;  // i * dil_h, j * dil_w
 };
 
 __device__ __forceinline__ Tap tap_of(const Params& p, const Dividers& dv, int64_t g, int64_t k) {
@@ -221,8 +221,7 @@ __device__ __forceinline__ Tap tap_of(const Params& p, const Dividers& dv, int64
   const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
   const int64_t ca = g * p.group_channels() + c;
   const uint32_t og = dv.offset_channels.div(static_cast<uint32_t>(ca));
-  return Tap{ca * p.h * p.w, int64_t(og) * p.taps() + t, static_cast<int32_t>(i * p.dil_h),
-             static_cast<int32_t>(j * p.dil_w)};
+  return Tap{ca * p.h * p.w, int64_t(og) * p.taps() + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
 }
 
 // Where output column q = n * P + pos reads: its image and position, and the undeformed corner.
