@@ -168,6 +168,28 @@ def test_non_finite_offsets_and_inputs_land_where_torchvision_puts_them(device):
     torch.testing.assert_close(got.cpu().double(), want, atol=atol, rtol=rtol, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_cuda_half_infinite_weight_lands_where_the_reference_puts_it(dtype):
+    """On tensor cores a column enters as hi + lo; a column exact in the type (integral offsets,
+    small integer data) has a zero remainder, which must not turn an infinite weight's product
+    into inf * 0 = NaN: Inf where the column is nonzero, NaN only where it is 0, as the reference."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(1, 2, 5, 6, 3, (3, 3), padding=(1, 1))
+    g = torch.Generator().manual_seed(0)
+    x, off, w, b, m = [torch.randint(-3, 4, s, generator=g).to(torch.float64) for s in shapes]
+    w[1, 0, 1, 1] = INF  # channel 0's centre tap
+    m = m.abs()  # masks 0..3: some columns are 0 (NaN there), most are not
+    want = deform_conv2d_composite(x, off, w, b, m, **kwargs)
+    got = deform_conv2d_op(*[t.to("cuda", dtype) for t in (x, off, w, b, m)], **kwargs).cpu().double()
+    assert want.isinf().any() and want.isnan().any()
+    assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())
+    finite = want.isfinite()
+    torch.testing.assert_close(got[finite], want[finite], atol=TOLERANCES[dtype][0], rtol=TOLERANCES[dtype][1])
+
+
 def test_a_nan_offset_makes_its_outputs_nan(device):
     """torchvision's CPU kernel turns floor(NaN) into an index (undefined; it can crash the
     process), so the rule is the composite's: the sample is NaN, every output summing it NaN."""

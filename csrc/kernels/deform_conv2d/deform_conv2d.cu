@@ -95,14 +95,23 @@ __device__ __forceinline__ void gemm_simt(const Problem& pr, int64_t z) {
     }
 }
 
+// The smallest positive subnormal of T, as a float (exact): float16 2^-24, bfloat16 2^-133.
+template <typename T>
+constexpr float kSmallestSubnormal = 0.0f;
+template <>
+constexpr float kSmallestSubnormal<__half> = 5.9604644775390625e-08f;
+template <>
+constexpr float kSmallestSubnormal<__nv_bfloat16> = 9.183549615799121e-41f;
+
 // The same product on tensor cores for T = __half / __nv_bfloat16 (sm_80 and later; earlier
 // architectures take gemm_simt), products summed in float32 by mma (wmma 16x16x16 fragments).
 // A is exact in T (weight or grad_output). B is too where Problem::kExactB; else (a sampled
 // column, computed in float) it enters as two values of T, hi = T(v) and lo = T(v - hi), both
 // multiplied: v to about 2^-22 (float16) or 2^-16 (bfloat16) of itself, so the result keeps the
 // float32 path's accuracy instead of one rounding to T per column element. A column beyond T's
-// range (float16: an input near 65504 times a mask above 1) is infinite, as in a T column matrix. Eight warps of
-// (BM / 4) x 32 outputs; the float results go through shared memory to pr.store.
+// range (float16: an input near 65504 times a mask above 1) is infinite, as in a T column
+// matrix. Eight warps of (BM / 4) x 32 outputs; the float results go through shared memory to
+// pr.store.
 template <int BM, class Problem>
 __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) {
   using T = typename Problem::Elem;
@@ -140,9 +149,13 @@ __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) 
       const float v = c < cols && r < re ? pr.b(z, r, bctx) : 0.0f;
       const T hi = store_as<T>(v);
       bs[br * LB + bc] = hi;
-      if constexpr (kParts == 2) {  // hi infinite (v infinite, or beyond T's range): lo 0, not inf - inf
+      if constexpr (kParts == 2) {  // hi infinite (v infinite, or beyond T's range): not inf - inf
         const float h = load(&hi);
-        bs[kTcBK * LB + br * LB + bc] = store_as<T>(isinf(h) ? 0.0f : v - h);
+        T lo = store_as<T>(isinf(h) ? 0.0f : v - h);
+        // Never 0 for a nonzero v: an infinite A would add A * 0 = NaN where the float path's
+        // A * v is infinite. T's smallest subnormal instead adds at most 2^-24 |A| (float16).
+        if (v != 0.0f && load(&lo) == 0.0f) lo = store_as<T>(copysignf(kSmallestSubnormal<T>, v));
+        bs[kTcBK * LB + br * LB + bc] = lo;
       }
     }
     __syncthreads();
