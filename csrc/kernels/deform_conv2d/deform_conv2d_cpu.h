@@ -5,7 +5,7 @@
 // Parallelism is handed in: parallel_for(begin, end, grain, fn) runs fn(b, e) over sub-ranges
 // (at::parallel_for). Every result is bitwise the same for any thread count: each output element
 // is summed by one task in a fixed order (the forward over k ascending from 0, then the bias, as
-// the CUDA kernels do).
+// the CUDA kernels do for float32).
 #pragma once
 
 #include <algorithm>
@@ -18,8 +18,15 @@ namespace twinops {
 namespace deform_conv2d {
 namespace cpu_detail {
 
-// The columns of image n, channels [c0, c0 + count): col[(c - c0) * taps + t][pos] (Acc), and
-// when `values` is given, each sample's bilinear value before the mask in the same layout.
+// The corners of sample s (its undeformed point plus its offsets).
+template <typename Acc, typename T>
+Corners<Acc> sample_corners(const Params& p, const T* offset, const SampleAt& s) {
+  const Acc y = Acc(s.base_y) + static_cast<Acc>(offset[s.offset]);
+  const Acc x = Acc(s.base_x) + static_cast<Acc>(offset[s.offset + p.positions()]);
+  return corners<Acc>(y, x, p.h, p.w);
+}
+
+// The columns of image n, channels [c0, c0 + count): col[(c - c0) * taps + t][pos] (Acc).
 template <typename T, typename Acc>
 void columns(const Params& p, const T* input, const T* offset, const T* mask, int64_t n, int64_t c0, int64_t count,
              Acc* col) {
@@ -31,9 +38,7 @@ void columns(const Params& p, const T* input, const T* offset, const T* mask, in
       Acc* row = col + ((c - c0) * kk + t) * P;
       for (int64_t pos = 0; pos < P; ++pos) {
         const SampleAt s = sample_at(p, n, c, t, pos);
-        const Acc y = Acc(s.base_y) + static_cast<Acc>(offset[s.offset]);
-        const Acc x = Acc(s.base_x) + static_cast<Acc>(offset[s.offset + P]);
-        const Acc v = corner_value(corners<Acc>(y, x, p.h, p.w), read);
+        const Acc v = corner_value(sample_corners<Acc>(p, offset, s), read);
         row[pos] = p.has_mask ? mul_rn(static_cast<Acc>(mask[s.mask]), v) : v;
       }
     }
@@ -75,7 +80,7 @@ template <typename T, typename PF>
 void backward_cpu(const Params& p, const T* gout, const T* input, const T* offset, const T* mask, const T* weight,
                   T* ginput, T* goffset, T* gmask, T* gweight, T* gbias, PF&& parallel_for) {
   using Acc = typename OpMath<T>::type;
-  const int64_t P = p.positions(), K = p.depth(), og = p.group_outputs(), cg = p.group_channels();
+  const int64_t P = p.positions(), K = p.depth(), og = p.group_outputs();
   const int64_t kk = p.taps(), plane = p.h * p.w, oc = p.offset_channels();
   if (ginput != nullptr || goffset != nullptr || gmask != nullptr) {
     // Per image: the columns' gradient gcol[c * taps + t][pos] = sum over o of the group of
@@ -100,9 +105,7 @@ void backward_cpu(const Params& p, const T* gout, const T* input, const T* offse
             for (int64_t t = 0; t < kk; ++t)
               for (int64_t pos = 0; pos < P; ++pos) {
                 const SampleAt s = sample_at(p, n, c, t, pos);
-                const Acc y = Acc(s.base_y) + static_cast<Acc>(offset[s.offset]);
-                const Acc x = Acc(s.base_x) + static_cast<Acc>(offset[s.offset + P]);
-                const Corners<Acc> cs = corners<Acc>(y, x, p.h, p.w);
+                const Corners<Acc> cs = cpu_detail::sample_corners<Acc>(p, offset, s);
                 if (cs.nan || cs.outside) continue;
                 Acc v = gcol[(c * kk + t) * P + pos];
                 if (p.has_mask) v = mul_rn(v, static_cast<Acc>(mask[s.mask]));
@@ -118,9 +121,7 @@ void backward_cpu(const Params& p, const T* gout, const T* input, const T* offse
             for (int64_t t = 0; t < kk; ++t)
               for (int64_t pos = 0; pos < P; ++pos) {
                 const SampleAt s = sample_at(p, n, g * oc, t, pos);
-                const Acc y = Acc(s.base_y) + static_cast<Acc>(offset[s.offset]);
-                const Acc x = Acc(s.base_x) + static_cast<Acc>(offset[s.offset + P]);
-                const Corners<Acc> cs = corners<Acc>(y, x, p.h, p.w);
+                const Corners<Acc> cs = cpu_detail::sample_corners<Acc>(p, offset, s);
                 const Acc m = p.has_mask ? static_cast<Acc>(mask[s.mask]) : Acc(1);
                 Acc sy = Acc(0), sx = Acc(0), sm = Acc(0);
                 for (int64_t c = g * oc; c < (g + 1) * oc; ++c) {
@@ -176,7 +177,6 @@ void backward_cpu(const Params& p, const T* gout, const T* input, const T* offse
       }
     });
   }
-  (void)cg;
 }
 
 }  // namespace deform_conv2d

@@ -13,7 +13,8 @@ namespace twinops {
 namespace deform_conv2d {
 
 // out (N, C_out, h_out, w_out). bias may be null when !p.has_bias, mask when !p.has_mask. Each
-// output is summed over k = (c, tap) ascending from 0 in float, then the bias added.
+// output is its float32 sum over k = (c, tap) (float: ascending from 0; the half types: on tensor
+// cores, see deform_conv2d.cu), then the bias added.
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
                          const T* bias, T* out, cudaStream_t stream);

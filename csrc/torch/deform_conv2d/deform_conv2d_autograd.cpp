@@ -95,46 +95,50 @@ struct DeformConv2dBackwardFunction : public torch::autograd::Function<DeformCon
   }
 };
 
-// The optional inputs as Function::apply takes them: the tensor or a placeholder, and the flags.
+// The optional inputs: the tensors (undefined where absent), their flags, and whether either
+// requires grad.
 struct Optionals {
   at::Tensor b, m;
   Has has{};
-  bool grad = false;  // whether either requires grad
+  bool grad = false;
 };
 
-Optionals optionals(const at::Tensor& x, const Opt& b, const Opt& m) {
+Optionals optionals(const Opt& b, const Opt& m) {
   Optionals o;
   o.has = {b.has_value() && b->defined(), m.has_value() && m->defined()};
-  const at::Tensor none = at::empty({0}, x.options());
-  o.b = o.has[0] ? *b : none;
-  o.m = o.has[1] ? *m : none;
+  o.b = o.has[0] ? *b : at::Tensor();
+  o.m = o.has[1] ? *m : at::Tensor();
   o.grad = (o.has[0] && any_requires_grad({&o.b})) || (o.has[1] && any_requires_grad({&o.m}));
   return o;
+}
+
+// An absent input as Function::apply takes it: an empty placeholder (allocated only for a graph node).
+at::Tensor placeholder(const at::Tensor& t, const at::Tensor& x) {
+  return t.defined() ? t : at::empty({0}, x.options());
 }
 
 at::Tensor deform_conv2d_autograd(const at::Tensor& x, const at::Tensor& off, const at::Tensor& w, const Opt& b,
                                   const Opt& m TWIN_TORCH_PARAMS(TWIN_DEFORM_CONV2D_ATTRS)) {
   const Attrs a{TWIN_TORCH_OWN(TWIN_DEFORM_CONV2D_ATTRS)};
-  const bool has_b = b.has_value() && b->defined(), has_m = m.has_value() && m->defined();
-  if (!any_requires_grad({&x, &off, &w}) && !(has_b && any_requires_grad({&*b})) &&
-      !(has_m && any_requires_grad({&*m}))) {  // nothing to record: skip the graph node
+  const Optionals o = optionals(b, m);
+  if (!any_requires_grad({&x, &off, &w}) && !o.grad) {  // nothing to record: skip the graph node
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_forward(x, off, w, has_b ? *b : at::Tensor(), has_m ? *m : at::Tensor(), a);
+    return call_forward(x, off, w, o.b, o.m, a);
   }
-  const Optionals o = optionals(x, b, m);
-  return DeformConv2dFunction::apply(x, off, w, o.b, o.m, o.has, a);
+  return DeformConv2dFunction::apply(x, off, w, placeholder(o.b, x), placeholder(o.m, x), o.has, a);
 }
 
 Grads deform_conv2d_backward_autograd(const at::Tensor& g, const at::Tensor& x, const at::Tensor& off,
                                       const at::Tensor& w, const Opt& b,
                                       const Opt& m TWIN_TORCH_PARAMS(TWIN_DEFORM_CONV2D_ATTRS), Mask mask) {
   const Attrs a{TWIN_TORCH_OWN(TWIN_DEFORM_CONV2D_ATTRS)};
-  const Optionals o = optionals(x, b, m);
+  const Optionals o = optionals(b, m);
   if (!any_requires_grad({&g, &x, &off, &w}) && !o.grad) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_backward(g, x, off, w, given(o.b, o.has[0]), given(o.m, o.has[1]), a, mask);
+    return call_backward(g, x, off, w, o.b, o.m, a, mask);
   }
-  const variable_list r = DeformConv2dBackwardFunction::apply(g, x, off, w, o.b, o.m, o.has, a, mask);
+  const variable_list r =
+      DeformConv2dBackwardFunction::apply(g, x, off, w, placeholder(o.b, x), placeholder(o.m, x), o.has, a, mask);
   return {r[0], r[1], r[2], r[3], r[4]};
 }
 

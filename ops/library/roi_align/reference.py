@@ -118,7 +118,6 @@ def roi_align_reference(input: torch.Tensor, boxes, output_size, spatial_scale: 
     return torch.stack(outs)
 
 
-
 def roi_level(box, strides, rule: str = "mmdet", finest_scale: float = 56.0) -> int:
     """The level of a box (x1, y1, x2, y2) by the kernels' rule, in double (roi_align.cuh, level_of)."""
     if len(strides) <= 1:
