@@ -3,7 +3,8 @@
 Every CUDA dtype, both pool modes, aligned or not, adaptive and fixed sampling; rois inside,
 partly outside, tiny, huge (10^6 times the map), on borders, zero-size and inverted; batch indices
 out of range and NaN or infinite coordinates (NaN outputs, no read); NaN and infinite features;
-non-contiguous input; no rois; multi_level_roi_align over four levels, both level rules. ``quick``: one forward and backward (the channel-max kernel's
+non-contiguous input; no rois; multi_level_roi_align over four levels, both level rules; avg
+mode's per-roi tables over several channel chunks and where they do not fit. ``quick``: one forward and backward (the channel-max kernel's
 shared memory and barriers).
 """
 import numpy as np
@@ -53,9 +54,16 @@ def cases(g: torch.Generator, quick: bool) -> int:
         # multi-level: four levels, both rules, the same bad rois
         levels = [torch.randn(2, 3, 32 >> l, 28 >> l, device=g.device, generator=g).to(dtype).requires_grad_()
                   for l in range(4)]
-        for rule in ("mmdet", "torchvision"):
-            y = twinops.multi_level_roi_align(levels, rois, (3, 2), (4.0, 8.0, 16.0, 32.0), pool_mode="max",
+        for rule, mode in (("mmdet", "max"), ("torchvision", "max"), ("mmdet", "avg")):
+            y = twinops.multi_level_roi_align(levels, rois, (3, 2), (4.0, 8.0, 16.0, 32.0), pool_mode=mode,
                                               finest_scale=8.0, roi_scale_factor=1.5, level_rule=rule)
             y.backward(torch.randn(y.shape, device=g.device, generator=g).to(dtype))
+            n += 1
+        # avg mode's per-roi tables: several channel chunks, and rois whose tables do not fit (a
+        # roi across a wide map, adaptive; more than 64 bins per axis) on the per-element path
+        x, rois = _inputs(g, 1, 45, 6, 300, 8, 1.0, dtype)
+        rois = torch.cat([rois, torch.tensor([[0.0, -5, 0, 299, 5]], device=g.device).to(dtype)])
+        for size in ((7, 7), (70, 2)):
+            _run(x, rois, g, output_size=size, sampling_ratio=0, aligned=True)
             n += 1
     return n

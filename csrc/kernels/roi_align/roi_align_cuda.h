@@ -12,7 +12,7 @@
 namespace twinops {
 namespace roi_align {
 
-// out: (K, C, PH, PW), strided by p.out_stride; one thread per output element.
+// out: (K, C, PH, PW), strided by p.out_stride (avg: blocks of one roi; max: a thread per element).
 template <typename T, typename I>
 cudaError_t forward_cuda(const Params& p, LevelPtrs<const T> feats, const T* rois, const I* batch, T* out,
                          cudaStream_t stream);

@@ -132,16 +132,6 @@ auto parallel_for = [](int64_t begin, int64_t end, int64_t grain, const auto& fn
   at::parallel_for(begin, end, grain, fn);
 };
 
-template <typename T>
-const T* ptr_or_null(const at::Tensor& t) {
-  return t.defined() ? t.const_data_ptr<T>() : nullptr;
-}
-
-template <typename T>
-T* grad_ptr(const Backward& r, int k) {
-  return r.want[k] && r.grads[k].numel() > 0 ? r.grads[k].mutable_data_ptr<T>() : nullptr;
-}
-
 at::Tensor deform_conv2d_cpu(const at::Tensor& input, const at::Tensor& offset, const at::Tensor& weight,
                              const std::optional<at::Tensor>& bias,
                              const std::optional<at::Tensor>& mask TWIN_TORCH_PARAMS(TWIN_DEFORM_CONV2D_ATTRS)) {
@@ -151,8 +141,8 @@ at::Tensor deform_conv2d_cpu(const at::Tensor& input, const at::Tensor& offset, 
     using scalar_t = decltype(tag);
     const Inputs& in = r.in;
     forward_cpu<scalar_t>(r.params, in.input.const_data_ptr<scalar_t>(), in.offset.const_data_ptr<scalar_t>(),
-                          ptr_or_null<scalar_t>(in.mask), in.weight.const_data_ptr<scalar_t>(),
-                          ptr_or_null<scalar_t>(in.bias), r.output.mutable_data_ptr<scalar_t>(), parallel_for);
+                          data_or_null<scalar_t>(in.mask), in.weight.const_data_ptr<scalar_t>(),
+                          data_or_null<scalar_t>(in.bias), r.output.mutable_data_ptr<scalar_t>(), parallel_for);
   });
   return r.output;
 }
@@ -168,10 +158,11 @@ Grads deform_conv2d_backward_cpu(const at::Tensor& grad_output, const at::Tensor
   dispatch_floating(input.scalar_type(), true, [&](auto tag) {
     using scalar_t = decltype(tag);
     const Inputs& in = r.in;
+    const auto grad = [&](int k) { return grad_or_null<scalar_t>(r, k); };
     backward_cpu<scalar_t>(r.params, r.grad_output.const_data_ptr<scalar_t>(), in.input.const_data_ptr<scalar_t>(),
-                           in.offset.const_data_ptr<scalar_t>(), ptr_or_null<scalar_t>(in.mask),
-                           in.weight.const_data_ptr<scalar_t>(), grad_ptr<scalar_t>(r, 0), grad_ptr<scalar_t>(r, 1),
-                           grad_ptr<scalar_t>(r, 4), grad_ptr<scalar_t>(r, 2), grad_ptr<scalar_t>(r, 3), parallel_for);
+                           in.offset.const_data_ptr<scalar_t>(), data_or_null<scalar_t>(in.mask),
+                           in.weight.const_data_ptr<scalar_t>(), grad(0), grad(1), grad(4), grad(2), grad(3),
+                           parallel_for);
   });
   return {r.grads[0], r.grads[1], r.grads[2], r.grads[3], r.grads[4]};
 }

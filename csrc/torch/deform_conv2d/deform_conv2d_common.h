@@ -46,6 +46,22 @@ struct Backward {
   std::array<bool, 5> want{};
 };
 
+// Whether the backward computes gradient k: asked for, and not empty.
+inline bool computes(const Backward& r, int k) { return r.want[k] && r.grads[k].numel() > 0; }
+
+// t's elements as E (S's type in the kernels: S itself on the CPU, its CUDA type on the GPU),
+// null where t is undefined (an absent bias or mask).
+template <typename S, typename E = S>
+const E* data_or_null(const at::Tensor& t) {
+  return t.defined() ? reinterpret_cast<const E*>(t.const_data_ptr<S>()) : nullptr;
+}
+
+// Gradient k's elements as E, null where the backward does not compute it.
+template <typename S, typename E = S>
+E* grad_or_null(Backward& r, int k) {
+  return computes(r, k) ? reinterpret_cast<E*>(r.grads[k].mutable_data_ptr<S>()) : nullptr;
+}
+
 // Throw c10::Error with a message naming the argument ("torch.ops.twinops.deform_conv2d: ...").
 // For CUDA, call them under the device guard (they allocate).
 Forward prepare_forward(const at::Tensor& input, const at::Tensor& offset, const at::Tensor& weight,

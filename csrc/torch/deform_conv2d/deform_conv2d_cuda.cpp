@@ -22,14 +22,7 @@ namespace torch_op {
 namespace {
 
 template <typename S>
-const auto* ptr_or_null(const at::Tensor& t) {
-  return t.defined() ? cuda_ptr<S>(t) : nullptr;
-}
-
-template <typename S>
-auto* grad_ptr(Backward& r, int k) {
-  return r.want[k] && r.grads[k].numel() > 0 ? cuda_mut_ptr<S>(r.grads[k]) : nullptr;
-}
+using Dev = typename CudaType<S>::type;
 
 at::Tensor deform_conv2d_cuda(const at::Tensor& input, const at::Tensor& offset, const at::Tensor& weight,
                               const std::optional<at::Tensor>& bias,
@@ -42,8 +35,9 @@ at::Tensor deform_conv2d_cuda(const at::Tensor& input, const at::Tensor& offset,
   dispatch_floating(input.scalar_type(), false, [&](auto tag) {
     using S = decltype(tag);
     const Inputs& in = r.in;
-    status = forward_cuda(r.params, cuda_ptr<S>(in.input), cuda_ptr<S>(in.offset), ptr_or_null<S>(in.mask),
-                          cuda_ptr<S>(in.weight), ptr_or_null<S>(in.bias), cuda_mut_ptr<S>(r.output), stream);
+    status = forward_cuda(r.params, cuda_ptr<S>(in.input), cuda_ptr<S>(in.offset), data_or_null<S, Dev<S>>(in.mask),
+                          cuda_ptr<S>(in.weight), data_or_null<S, Dev<S>>(in.bias), cuda_mut_ptr<S>(r.output),
+                          stream);
   });
   check_cuda(status, "torch.ops.twinops.deform_conv2d");
   return r.output;
@@ -58,11 +52,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> deform_co
                                 output_mask);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   Wanted want;
-  want.input = r.want[0] && r.grads[0].numel() > 0;
-  want.offset = r.want[1] && r.grads[1].numel() > 0;
-  want.weight = r.want[2] && r.grads[2].numel() > 0;
-  want.bias = r.want[3] && r.grads[3].numel() > 0;
-  want.mask = r.want[4] && r.grads[4].numel() > 0;
+  want.input = computes(r, 0);
+  want.offset = computes(r, 1);
+  want.weight = computes(r, 2);
+  want.bias = computes(r, 3);
+  want.mask = computes(r, 4);
   if (want.input || want.offset || want.weight || want.bias || want.mask) {
     const at::Tensor ws = at::empty({static_cast<int64_t>(backward_workspace_bytes(r.params, want))},
                                     input.options().dtype(at::kByte));
@@ -70,9 +64,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> deform_co
     dispatch_floating(input.scalar_type(), false, [&](auto tag) {
       using S = decltype(tag);
       const Inputs& in = r.in;
+      const auto grad = [&](int k) { return grad_or_null<S, Dev<S>>(r, k); };
       status = backward_cuda(r.params, cuda_ptr<S>(r.grad_output), cuda_ptr<S>(in.input), cuda_ptr<S>(in.offset),
-                             ptr_or_null<S>(in.mask), cuda_ptr<S>(in.weight), grad_ptr<S>(r, 0), grad_ptr<S>(r, 1),
-                             grad_ptr<S>(r, 4), grad_ptr<S>(r, 2), grad_ptr<S>(r, 3), ws.data_ptr(), stream);
+                             data_or_null<S, Dev<S>>(in.mask), cuda_ptr<S>(in.weight), grad(0), grad(1), grad(4),
+                             grad(2), grad(3), ws.data_ptr(), stream);
     });
     check_cuda(status, "torch.ops.twinops.deform_conv2d_backward");
   }
