@@ -39,6 +39,11 @@ struct Owned {
       (o).aligned, c10::string_view((o).pool_mode), (o).finest_scale, (o).roi_scale_factor,            \
       c10::string_view((o).level_rule)
 
+Owned own(TWIN_ML_ATTR_PARAMS) {
+  return Owned{output_height, output_width, featmap_strides.vec(), sampling_ratio, aligned, std::string(pool_mode),
+               finest_scale,  roi_scale_factor, std::string(level_rule)};
+}
+
 Opt opt(const at::Tensor& t) { return t.defined() ? Opt(t) : Opt(); }
 at::Tensor value_or_undefined(const Opt& t) { return t.has_value() ? *t : at::Tensor(); }
 
@@ -118,8 +123,7 @@ struct MultiLevelBackwardFunction : public torch::autograd::Function<MultiLevelB
 };
 
 at::Tensor multi_level_autograd(const at::Tensor& rois, TWIN_ML_LEVEL_PARAMS, TWIN_ML_ATTR_PARAMS) {
-  const Owned o{output_height, output_width, featmap_strides.vec(), sampling_ratio, aligned, std::string(pool_mode),
-                finest_scale,  roi_scale_factor, std::string(level_rule)};
+  const Owned o = own(TWIN_ML_ATTR_ARGS);
   const at::Tensor l1 = value_or_undefined(level1), l2 = value_or_undefined(level2), l3 = value_or_undefined(level3),
                    l4 = value_or_undefined(level4);
   if (!any_requires_grad({&level0, &l1, &l2, &l3, &l4})) {
@@ -131,8 +135,7 @@ at::Tensor multi_level_autograd(const at::Tensor& rois, TWIN_ML_LEVEL_PARAMS, TW
 
 std::vector<at::Tensor> multi_level_backward_autograd(const at::Tensor& g, const at::Tensor& rois,
                                                       TWIN_ML_LEVEL_PARAMS, TWIN_ML_ATTR_PARAMS) {
-  const Owned o{output_height, output_width, featmap_strides.vec(), sampling_ratio, aligned, std::string(pool_mode),
-                finest_scale,  roi_scale_factor, std::string(level_rule)};
+  const Owned o = own(TWIN_ML_ATTR_ARGS);
   const at::Tensor l1 = value_or_undefined(level1), l2 = value_or_undefined(level2), l3 = value_or_undefined(level3),
                    l4 = value_or_undefined(level4);
   if (!any_requires_grad({&g, &level0, &l1, &l2, &l3, &l4})) {
