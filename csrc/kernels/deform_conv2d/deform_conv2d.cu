@@ -1,8 +1,11 @@
 // CUDA kernels of deform_conv2d (deform_conv2d_cuda.h).
 //
 // Every product of the op is one tiled GEMM (gemm_kernel) whose operands are read through a
-// problem's loaders, so no column matrix is ever stored for the forward:
-// - forward: out[o, q] = sum over k of weight[o, k] * column(k, q), q = (n, pos), per group;
+// problem's loaders:
+// - forward: out[o, q] = sum over k of weight[o, k] * column(k, q), q = (n, pos), per group, the
+//   columns sampled first by im2col_kernel (a thread per column position, its rows in turn: many
+//   independent gathers) into a float column matrix of a chunk of images (the workspace), then
+//   read as plain tiles;
 // - the columns' gradient: gcol[k, q] = sum over o of weight[o, k] * gout[o, q], per group, for a
 //   chunk of images at a time (stored: the samples' gradients read it per offset group);
 // - grad_weight: sum over q of gout[o, q] * column(k, q), in fixed slices of q whose partial
@@ -38,7 +41,7 @@ constexpr int kBN = 64, kBK = 16;  // output tile columns, reduction step (float
 constexpr int kTcBK = 32;          // reduction step on tensor cores
 static_assert(kThreads % kBN == 0, "a thread loads one B column throughout");
 constexpr int64_t kMaxGridZ = 65535;
-constexpr size_t kColumnBudget = size_t(256) << 20;  // bytes of columns' gradient per chunk of images
+constexpr size_t kColumnBudget = size_t(256) << 20;  // bytes of a column matrix per chunk of images
 constexpr int64_t kSliceLength = 8192;          // reduction length of one grad_weight slice
 
 // C[m, c] = sum over r in [r_begin(z), r_end(z)) of A(m, r) * B(r, c), m < rows, c < cols, for
@@ -265,32 +268,52 @@ __device__ __forceinline__ float column(const Params& p, const T* __restrict__ i
 // loads the same B column c at every reduction step (see gemm_simt), so what depends on the
 // column alone is computed once per kernel.
 
-// The forward, group z: rows o of the group, columns q = n * P + pos, reduction k.
+// The forward of images [n0, n0 + count), group z: rows o of the group, columns q = (n - n0) * P +
+// pos, reduction k, B from the column matrix im2col_kernel wrote (col[g * K + k, q]).
 template <typename T>
 struct ForwardProblem {
   using Elem = T;
-  static constexpr bool kExactB = false;  // sampled columns
+  static constexpr bool kExactB = false;  // sampled columns, in float
   Params p;
-  Dividers dv;
-  const T *input, *offset, *mask, *weight, *bias;
+  const float* col;
+  const T *weight, *bias;
   T* out;
+  int64_t n0, count;
   __device__ int64_t rows() const { return p.group_outputs(); }
-  __device__ int64_t cols() const { return p.n * p.positions(); }
+  __device__ int64_t cols() const { return count * p.positions(); }
   __device__ int64_t r_begin(int64_t) const { return 0; }
   __device__ int64_t r_end(int64_t) const { return p.depth(); }
   __device__ float a(int64_t g, int64_t o, int64_t k) const {
     return load(weight + (g * p.group_outputs() + o) * p.depth() + k);
   }
-  __device__ Position b_context(int64_t, int64_t q) const { return position_of(p, dv, q); }
-  __device__ float b(int64_t g, int64_t k, const Position& ps) const {
-    return column(p, input, offset, mask, tap_of(p, dv, g, k), ps);
-  }
+  // Column q of the group's first row.
+  __device__ const float* b_context(int64_t g, int64_t q) const { return col + g * p.depth() * cols() + q; }
+  __device__ float b(int64_t, int64_t k, const float* at) const { return at[k * cols()]; }
   __device__ void store(int64_t g, int64_t o, int64_t q, float acc) const {
-    const int64_t n = q / p.positions(), oc = g * p.group_outputs() + o;
+    const int64_t nl = q / p.positions(), oc = g * p.group_outputs() + o;
     const float b = p.has_bias ? load(bias + oc) : 0.0f;
-    out[(n * p.c_out + oc) * p.positions() + q - n * p.positions()] = store_as<T>(acc + b);
+    out[((n0 + nl) * p.c_out + oc) * p.positions() + q - nl * p.positions()] = store_as<T>(acc + b);
   }
 };
+
+// col[k_abs, q] = column(k_abs, q) for the images [n0, n0 + count): k_abs = c * kh * kw + t over
+// every channel, q = (n - n0) * P + pos. Thread x of the grid is column q (its position computed
+// once), rows k_abs = blockIdx.y, + gridDim.y, ...: a warp's lanes are consecutive positions, so
+// the offset and mask reads and the column writes are contiguous.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
+                                                          const T* __restrict__ input, const T* __restrict__ offset,
+                                                          const T* __restrict__ mask, int64_t n0, int64_t count,
+                                                          float* __restrict__ col) {
+  const int64_t cols = count * p.positions(), q = blockIdx.x * int64_t(kThreads) + threadIdx.x;
+  if (q >= cols) return;
+  const Position ps = position_of(p, dv, n0 * p.positions() + q);
+  const int64_t depth = p.depth(), rows = p.groups * depth;
+  for (int64_t k = blockIdx.y; k < rows; k += gridDim.y) {
+    const int64_t g = k / depth;
+    col[k * cols + q] = column(p, input, offset, mask, tap_of(p, dv, g, k - g * depth), ps);
+  }
+}
 
 // The columns' gradient of images [n0, n0 + count), group z: rows k of the group, columns
 // q = (n - n0) * P + pos, reduction o; gcol[(n - n0), g * K + k, pos].
@@ -491,7 +514,7 @@ unsigned blocks_for(int64_t work) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 65536)));
 }
 
-// Images per chunk of the columns' gradient.
+// Images per chunk of a column matrix (the forward's columns, the backward's columns' gradient).
 int64_t chunk_images(const Params& p) {
   const int64_t per = std::max<int64_t>(1, p.c_in * p.taps() * p.positions() * int64_t(sizeof(float)));
   const int64_t fit = std::min<int64_t>(static_cast<int64_t>(kColumnBudget) / per, 65535);  // grid.y of the maxima
@@ -532,12 +555,34 @@ using namespace kernels;
 
 size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return layout(p, want).bytes; }
 
+size_t forward_workspace_bytes(const Params& p) {
+  if (p.n * p.c_out == 0) return 0;
+  return sizeof(float) * static_cast<size_t>(chunk_images(p) * p.c_in * p.taps() * p.positions());
+}
+
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
-                         const T* bias, T* out, cudaStream_t stream) {
+                         const T* bias, T* out, void* workspace, cudaStream_t stream) {
   if (p.n * p.c_out == 0) return cudaSuccess;
-  const ForwardProblem<T> pr{p, Dividers(p), input, offset, p.has_mask ? mask : nullptr, weight, p.has_bias ? bias : nullptr, out};
-  return launch_gemm(pr, p.group_outputs(), p.n * p.positions(), p.groups, stream);
+  if (workspace == nullptr) return cudaErrorInvalidValue;
+  float* col = static_cast<float*>(workspace);
+  const Dividers dv(p);
+  const int64_t chunk = chunk_images(p), rows = p.c_in * p.taps();
+  for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
+    const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
+    if (rows > 0) {
+      // About 16 blocks of 256 threads per SM of an H100/H200 in all, each thread rows / gy rows.
+      const int64_t gx = (cols + kThreads - 1) / kThreads;
+      const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({rows, (2048 + gx - 1) / gx, kMaxGridZ}));
+      if (gx > 2147483647) return cudaErrorInvalidConfiguration;
+      im2col_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
+          p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
+    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 template <typename T>
@@ -604,7 +649,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
 
 #define TWIN_DEFORM_CONV2D_INSTANTIATE(T)                                                                        \
   template cudaError_t forward_cuda<T>(const Params&, const T*, const T*, const T*, const T*, const T*, T*,     \
-                                       cudaStream_t);                                                           \
+                                       void*, cudaStream_t);                                                    \
   template cudaError_t backward_cuda<T>(const Params&, const T*, const T*, const T*, const T*, const T*, T*, T*, \
                                         T*, T*, T*, void*, cudaStream_t);
 TWIN_DEFORM_CONV2D_INSTANTIATE(float)

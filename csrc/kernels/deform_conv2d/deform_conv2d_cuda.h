@@ -12,12 +12,17 @@
 namespace twinops {
 namespace deform_conv2d {
 
+// Workspace of forward_cuda for p, in bytes: the sampled columns (float) of as many images as fit
+// 256 MiB (at least one).
+size_t forward_workspace_bytes(const Params& p);
+
 // out (N, C_out, h_out, w_out). bias may be null when !p.has_bias, mask when !p.has_mask. Each
 // output is its float32 sum over k = (c, tap) (float: ascending from 0; the half types: on tensor
-// cores, see deform_conv2d.cu), then the bias added.
+// cores, see deform_conv2d.cu), then the bias added. workspace: forward_workspace_bytes(p) bytes
+// (cudaErrorInvalidValue when null for a non-empty output).
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
-                         const T* bias, T* out, cudaStream_t stream);
+                         const T* bias, T* out, void* workspace, cudaStream_t stream);
 
 // What backward_cuda computes: the gradients asked for.
 struct Wanted {

@@ -31,13 +31,15 @@ at::Tensor deform_conv2d_cuda(const at::Tensor& input, const at::Tensor& offset,
   Forward r = prepare_forward(input, offset, weight, bias, mask, Geo{stride, padding, dilation});
   if (r.output.numel() == 0) return r.output;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const at::Tensor ws = at::empty({static_cast<int64_t>(forward_workspace_bytes(r.params))},
+                                  input.options().dtype(at::kByte));
   cudaError_t status = cudaSuccess;
   dispatch_floating(input.scalar_type(), false, [&](auto tag) {
     using S = decltype(tag);
     const Inputs& in = r.in;
     status = forward_cuda(r.params, cuda_ptr<S>(in.input), cuda_ptr<S>(in.offset), data_or_null<S, Dev<S>>(in.mask),
                           cuda_ptr<S>(in.weight), data_or_null<S, Dev<S>>(in.bias), cuda_mut_ptr<S>(r.output),
-                          stream);
+                          ws.data_ptr(), stream);
   });
   check_cuda(status, "torch.ops.twinops.deform_conv2d");
   return r.output;

@@ -240,8 +240,15 @@ class DeformConv2dCore final : public OpCore {
     return params_of(cfg_, ranks, nb_in, &unused);  // ranks here; sizes per shape
   }
 
-  size_t workspace(const DynamicPluginTensorDesc*, int32_t, const DynamicPluginTensorDesc*, int32_t) const override {
-    return 0;  // the forward needs none
+  // The sampled columns at the profile's largest shapes (forward_workspace_bytes grows with each
+  // dim); 0 where those shapes are inconsistent (enqueue refuses them).
+  size_t workspace(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc*,
+                   int32_t) const override {
+    if (!count_error(nb_in).empty()) return 0;
+    Dims most[5];
+    for (int i = 0; i < nb_in; ++i) most[i] = in[i].max;
+    Params p;
+    return params_of(cfg_, most, nb_in, &p).empty() ? forward_workspace_bytes(p) : 0;
   }
 
   std::string shapes_changed(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out,
@@ -252,7 +259,7 @@ class DeformConv2dCore final : public OpCore {
   }
 
   int32_t enqueue(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out, const void* const* inputs,
-                  void* const* outputs, void*, cudaStream_t stream) const override {
+                  void* const* outputs, void* workspace, cudaStream_t stream) const override {
     const std::string w = std::string(kind_name(cfg_.kind)) + " enqueue: ";
     if (std::string e = count_error(nb_in); !e.empty()) return enqueue_refused(w + e);
     for (int i = 0; i <= nb_in; ++i)
@@ -267,6 +274,7 @@ class DeformConv2dCore final : public OpCore {
     for (int i = 0; i < nb_in; ++i)
       if (inputs[i] == nullptr) return enqueue_refused(w + "null input pointer for a non-empty output");
     if (outputs[0] == nullptr) return enqueue_refused(w + "null output pointer");
+    if (workspace == nullptr && forward_workspace_bytes(p) > 0) return enqueue_refused(w + "null workspace pointer");
     const Slots s = slots(cfg_.kind, nb_in);
     return enqueue_status(w, with_float_type(in[0].type, [&](auto tag) {
                             using T = typename decltype(tag)::type;
@@ -274,7 +282,7 @@ class DeformConv2dCore final : public OpCore {
                               return slot >= 0 ? static_cast<const T*>(inputs[slot]) : nullptr;
                             };
                             return forward_cuda<T>(p, at(s.input), at(s.offset), at(s.mask), at(s.weight), at(s.bias),
-                                                   static_cast<T*>(outputs[0]), stream);
+                                                   static_cast<T*>(outputs[0]), workspace, stream);
                           }));
   }
 
