@@ -225,7 +225,9 @@ struct Dividers {
 };
 
 // Where column k = c * kh * kw + t of group g reads: the channel's plane offset in an image, its
-// offset-and-mask row (offset group and tap) and the tap's displacement.
+// offset-and-mask row (offset group and tap) and the tap's displacement. tap_of and position_of
+// are sample_at (deform_conv2d.cuh) split into what depends on the row and on the column, so a
+// GEMM loader computes each once, with multiply-shift division.
 struct Tap {
   int64_t plane;  // c_abs * H * W
   int64_t row;    // og * kh * kw + t
