@@ -314,6 +314,31 @@ def test_cuda_matches_cpu(dtype, case):
                                        msg=lambda m: f"grad {name} {shapes} {kwargs}\n{m}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_cuda_images_in_several_column_chunks_equal_each_image_alone(dtype):
+    """The CUDA forward samples the columns of as many images as fit 256 MiB at a time (37.7 MB each
+    here: two chunks for 9 images), the backward the columns' gradient likewise: every image's
+    output, grad_input and grad_offset equal those of the image run alone, bit for bit."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(9, 64, 128, 128, 8, (3, 3), padding=(1, 1))
+    xs = [t.to("cuda", dtype) if t is not None else None
+          for t in make(shapes, kwargs, dtype=torch.float32, spread=1.5)]
+    x, offset, weight, bias, mask = xs
+    leaves = [x.clone().requires_grad_(), offset.clone().requires_grad_()]
+    y = deform_conv2d_op(leaves[0], leaves[1], weight, bias, mask, **kwargs)
+    gy = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(1)).to(dtype)
+    gx, goff = torch.autograd.grad(y, leaves, gy)
+    for i in (0, 6, 7, 8):  # either side of the chunk boundary (7 images per chunk)
+        one = [x[i:i + 1].clone().requires_grad_(), offset[i:i + 1].clone().requires_grad_()]
+        yi = deform_conv2d_op(one[0], one[1], weight, bias, mask[i:i + 1] if mask is not None else None, **kwargs)
+        assert torch.equal(yi, y[i:i + 1]), f"image {i}: forward"
+        gxi, goffi = torch.autograd.grad(yi, one, gy[i:i + 1])
+        assert torch.equal(gxi, gx[i:i + 1]) and torch.equal(goffi, goff[i:i + 1]), f"image {i}: gradients"
+
+
 def test_runs_under_deterministic_algorithms(device):
     xs, kw = _base()
     leaves = [t.to(device).requires_grad_() for t in xs]
