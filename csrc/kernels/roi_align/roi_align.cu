@@ -80,7 +80,7 @@ struct RoiTables {
   Roi<Acc> roi;
   bool fits;  // false: the per-element path (bin_value / bin_grad)
   int32_t y_start[kBinCap + 1], x_start[kBinCap + 1];
-  int32_t y_first[kBinCap], x_first[kBinCap];  // each bin's first visited sample index
+  int64_t y_first[kBinCap], x_first[kBinCap];  // each bin's first visited sample index (grids may be huge)
   AxisEntry<Acc> y[kAxisCap], x[kAxisCap];
 };
 
@@ -116,7 +116,7 @@ __device__ void build_tables(const Params& p, const T* rois, const I* batch, int
     if (along_y) axis_range(r.y0, r.bin_h, b, r.grid_h, L.h, &lo, &hi);
     else axis_range(r.x0, r.bin_w, b, r.grid_w, L.w, &lo, &hi);
     const int64_t n = hi >= lo ? hi - lo + 1 : 0;
-    (along_y ? t.y_first : t.x_first)[b] = static_cast<int32_t>(lo);
+    (along_y ? t.y_first : t.x_first)[b] = lo;
     (along_y ? t.y_start : t.x_start)[b + 1] = static_cast<int32_t>(n < kAxisCap ? n : kAxisCap + 1);
   }
   __syncthreads();
@@ -131,11 +131,11 @@ __device__ void build_tables(const Params& p, const T* rois, const I* batch, int
   if (!t.fits) return;
   for (int b = 0; b < p.ph; ++b)
     for (int e = t.y_start[b] + tid; e < t.y_start[b + 1]; e += blockDim.x)
-      axis_entry(sample_at(r.y0, r.bin_h, b, r.grid_h, int64_t(t.y_first[b] + e - t.y_start[b])), L.h, L.stride[2],
+      axis_entry(sample_at(r.y0, r.bin_h, b, r.grid_h, t.y_first[b] + (e - t.y_start[b])), L.h, L.stride[2],
                  &t.y[e]);
   for (int b = 0; b < p.pw; ++b)
     for (int e = t.x_start[b] + tid; e < t.x_start[b + 1]; e += blockDim.x)
-      axis_entry(sample_at(r.x0, r.bin_w, b, r.grid_w, int64_t(t.x_first[b] + e - t.x_start[b])), L.w, L.stride[3],
+      axis_entry(sample_at(r.x0, r.bin_w, b, r.grid_w, t.x_first[b] + (e - t.x_start[b])), L.w, L.stride[3],
                  &t.x[e]);
   __syncthreads();
 }
