@@ -558,14 +558,14 @@ using namespace kernels;
 size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return layout(p, want).bytes; }
 
 size_t forward_workspace_bytes(const Params& p) {
-  if (p.n * p.c_out == 0) return 0;
+  if (p.n * p.c_out * p.positions() == 0) return 0;
   return sizeof(float) * static_cast<size_t>(chunk_images(p) * p.c_in * p.taps() * p.positions());
 }
 
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
                          const T* bias, T* out, void* workspace, cudaStream_t stream) {
-  if (p.n * p.c_out == 0) return cudaSuccess;
+  if (p.n * p.c_out * p.positions() == 0) return cudaSuccess;  // an empty output
   if (workspace == nullptr) return cudaErrorInvalidValue;
   float* col = static_cast<float*>(workspace);
   const Dividers dv(p);
