@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
-# GPU run of the TensorRT-free plugin host (docs/tensorrt.md). From the repository root:
+# The GPU run: the whole suite, the plugin host, the sanitizer and the benches. From the repository
+# root:
 #
-#     bash tools/gpu_plugin_host.sh [pytest] [memcheck]   # default: both
+#     bash tools/gpu_check.sh [STEP ...]          # default: plugins memcheck
+#     OPS="roi_align deform_conv2d" bash tools/gpu_check.sh suite sanitize bench
 #
 # TensorRT headers: $TWINOPS_TRT_HEADERS or .trt/10/include (git-ignored: carry it to the GPU machine).
-# Steps 1-2 always run (the plugin build is cached by content, ~10 s when warm), so pytest and
-# memcheck can be run in separate calls to stay under a per-command time limit.
+# Steps 1-2 always run (the plugin build is cached by content, ~10 s when warm), so the other steps
+# can be run in separate calls to stay under a per-command time limit.
 #
 # Steps (each runs even when an earlier one failed; the summary at the end lists them all):
 #   1. environment: nvidia-smi, torch + CUDA, twinops built with CUDA kernels (built here if not)
 #   2. libtwinops_trt.so against the TensorRT headers (csrc/trt/build.py, sm_90)
-#   3. pytest tests/test_plugin_host.py, every op's tests/<op>/test_<op>_plugins.py and the plugin tests of
-#      tests/test_conformance.py (no enqueue test may be skipped)
-#   4. compute-sanitizer memcheck over tools/plugin_host_sanitize.py
-# Exit status 0 only when every step passed. Logs go to $LOGDIR (default /tmp/twinops_plugin_host).
+#   suite:    the whole test suite, `pytest -n 16 --run-slow` (every header set under .trt/*/include)
+#   plugins:  tests/test_plugin_host.py, every op's tests/<op>/test_<op>_plugins.py and the plugin
+#             tests of tests/test_conformance.py (no enqueue test may be skipped)
+#   memcheck: compute-sanitizer memcheck over tools/plugin_host_sanitize.py
+#   sanitize: compute-sanitizer memcheck over tools/sanitize.py for $OPS (default: every op)
+#   bench:    python -m twinops.bench for $OPS (default: every op), tables in $LOGDIR/bench_<op>.md
+# Exit status 0 only when every step passed. Logs go to $LOGDIR (default /tmp/twinops_gpu_check).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 HDR=${TWINOPS_TRT_HEADERS:-$ROOT/.trt/10/include}
-LOGDIR=${LOGDIR:-/tmp/twinops_plugin_host}
+LOGDIR=${LOGDIR:-/tmp/twinops_gpu_check}
 LIB=$ROOT/build/trt/gpu/libtwinops_trt.so
-STEPS=${*:-pytest memcheck}
+STEPS=${*:-plugins memcheck}
+OPS=${OPS:-}
 PY=${PYTHON:-$(command -v python || command -v python3)}
 SANITIZER=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
 mkdir -p "$LOGDIR"
@@ -31,7 +37,7 @@ step() {  # step NAME CMD...: run, tee the log, record the result
     echo "=== $name: $*"
     "$@" 2>&1 | tee "$LOGDIR/$name.log"
     local rc=${PIPESTATUS[0]}
-    SUMMARY+=("$name rc=$rc: $(grep -E 'passed|failed|sanitize:|ERROR SUMMARY|built ' "$LOGDIR/$name.log" | tail -2 | tr '\n' ' ')")
+    SUMMARY+=("$name rc=$rc: $(grep -E 'passed|failed|sanitize:|ERROR SUMMARY|built |target' "$LOGDIR/$name.log" | tail -2 | tr '\n' ' ')")
     [ "$rc" -eq 0 ] || status=1
     return "$rc"
 }
@@ -56,10 +62,14 @@ export TWINOPS_TRT_PLUGIN_LIB=$LIB TWINOPS_TRT_HEADERS=$HDR TWINOPS_CACHE=$LOGDI
 "$PY" -c "from twinops import plugin_host as ph; r = ph.unavailable_reason(); print('plugin host:', r or 'ready'); raise SystemExit(1 if r else 0)" \
     || status=1
 
-if [[ " $STEPS " == *" pytest "* ]]; then
-    step pytest "$PY" -m pytest -q -rs tests/test_plugin_host.py tests/*/test_*_plugins.py tests/test_conformance.py \
+if [[ " $STEPS " == *" suite "* ]]; then
+    # without TWINOPS_TRT_HEADERS, tests/test_trt_build.py builds against every .trt/*/include
+    step suite env -u TWINOPS_TRT_HEADERS "$PY" -m pytest -q -n 16 --run-slow -p no:cacheprovider
+fi
+if [[ " $STEPS " == *" plugins "* ]]; then
+    step plugins "$PY" -m pytest -q -rs tests/test_plugin_host.py tests/*/test_*_plugins.py tests/test_conformance.py \
         -k plugin
-    if grep -qE "SKIPPED.*(plugin host enqueue:|enqueue parity needs)" "$LOGDIR/pytest.log"; then
+    if grep -qE "SKIPPED.*(plugin host enqueue:|enqueue parity needs)" "$LOGDIR/plugins.log"; then
         echo "ERROR: enqueue tests were skipped on the GPU machine"; status=1
     fi
 fi
@@ -67,8 +77,18 @@ if [[ " $STEPS " == *" memcheck "* ]]; then
     step memcheck env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$SANITIZER" --tool memcheck --error-exitcode 1 \
         "$PY" tools/plugin_host_sanitize.py
 fi
+if [[ " $STEPS " == *" sanitize "* ]]; then
+    # shellcheck disable=SC2086  # $OPS: a list of op names
+    step sanitize env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$SANITIZER" --tool memcheck --error-exitcode 1 \
+        "$PY" tools/sanitize.py $OPS
+fi
+if [[ " $STEPS " == *" bench "* ]]; then
+    for op in ${OPS:-$("$PY" -c "from twinops.bench.cli import registered; print(*registered())")}; do
+        step "bench_$op" "$PY" -m twinops.bench "$op" --markdown "$LOGDIR/bench_$op.md" --json "$LOGDIR/bench_$op.json"
+    done
+fi
 
 echo "=== summary (logs in $LOGDIR)"
 printf '%s\n' "${SUMMARY[@]}"
-echo "gpu_plugin_host: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+echo "gpu_check: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
