@@ -617,6 +617,23 @@ def test_kernel_lines_split_the_time():
     assert lines[2].split()[2] == "25.0%"
 
 
+def test_case_calls_run_each_direction_of_twinops_and_the_baseline():
+    """--kernels profiles what the bench times: the forward, or the gradients (the direct backward
+    where a case has one), for twinops and the baseline."""
+    from twinops.bench.kernels import case_calls
+    for cls in (MulCase, DirectBackward, WrongDirectBackward):
+        inputs = MulCase().make_inputs("cpu", torch.Generator().manual_seed(0))
+        a, b = inputs
+        ours, theirs = case_calls(cls(direction="forward"), inputs)
+        assert torch.equal(ours(), a * b) and torch.equal(theirs(), a * b)
+        ours, theirs = case_calls(cls(direction="backward"), inputs)
+        g = torch.randn(a.shape, generator=torch.Generator().manual_seed(1))
+        want = (g * b, g * a)
+        assert all(torch.equal(x, y) for x, y in zip(theirs(), want))
+        assert all(torch.equal(x, y) for x, y in zip(theirs(), theirs()))  # the graph is kept
+        assert all(torch.equal(x, y) for x, y in zip(ours(), want)) == (cls is not WrongDirectBackward)
+
+
 def test_kernels_option_is_parsed_before_the_gpu_check(capsys):
     from twinops.bench import cli
     if torch.cuda.is_available():

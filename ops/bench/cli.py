@@ -10,7 +10,8 @@ Usage::
 The ops are the op families (ops/op_list.py) whose ``twinops.library.<op>.bench`` module
 defines ``BENCH`` (an :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`. Options common to every op: ``--dtypes``, ``--quick``,
 ``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``,
-``--kernels`` (each forward case's kernels with their time, ``twinops.bench.kernels``). An
+``--kernels`` (each case's kernels with their time, twinops' and the baseline's,
+``twinops.bench.kernels``). An
 op's own options (e.g. ``--shapes``, ``--modes``) are accepted when it is
 the only op run (named, or the only one registered).
 
@@ -97,8 +98,8 @@ def build_parser(benches: Sequence[OpBench], named: bool = False) -> argparse.Ar
     p.add_argument("--json", metavar="PATH", help="write the environment and all rows as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the header and table as markdown (for the README)")
     p.add_argument("--kernels", action="store_true",
-                   help="after the tables, each forward case's twinops kernels with their time per call "
-                        "(torch.profiler; see twinops.bench.kernels)")
+                   help="after the tables, each case's kernels with their time per call, twinops' and "
+                        "the baseline's (torch.profiler; see twinops.bench.kernels)")
     return p
 
 
@@ -129,16 +130,18 @@ def _progress(i: int, n: int, case: BenchCase) -> None:
 
 
 def _print_kernels(benches: Sequence[OpBench], configs: Sequence[Config]) -> None:
-    from .kernels import kernel_lines, kernel_times
+    from .kernels import case_calls, kernel_lines, kernel_times
 
     device = torch.device("cuda")
     for bench, cfg in zip(benches, configs):
         for case in bench.build_cases(cfg):
-            if case.direction != "forward":
-                continue
             inputs = case.make_inputs(device, torch.Generator(device).manual_seed(0))
-            print("\n".join(kernel_lines(f"{bench.name} {case.title()}",
-                                          kernel_times(lambda: case.candidate(*inputs)))))
+            ours, theirs = case_calls(case, inputs)
+            print("\n".join(kernel_lines(f"{bench.name} {case.title()}", kernel_times(ours))))
+            try:
+                print("\n".join(kernel_lines(f"  {bench.baseline_name}", kernel_times(theirs))))
+            except Exception as exc:  # a baseline without this dtype or direction
+                print(f"  {bench.baseline_name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -432,7 +432,7 @@ def _forward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], tim
     row.twinops_ms = timer.median_ms(lambda: case.candidate(*inputs))
 
 
-def _leaves(inputs: Sequence[torch.Tensor], differentiable: Sequence[int],
+def leaves(inputs: Sequence[torch.Tensor], differentiable: Sequence[int],
             dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
     """Detached inputs (floating ones cast to ``dtype`` if given), the differentiable ones
     requiring grad."""
@@ -456,13 +456,13 @@ def _backward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], ti
     # in half through atomics, the less accurate one).
     ref = None
     try:
-        xr = _leaves(inputs, diff, torch.float32)
+        xr = leaves(inputs, diff, torch.float32)
         ref = torch.autograd.grad(case.baseline(*xr), [xr[i] for i in diff], [g.float() for g in grads_out])
         del xr
     except Exception as exc:
         problems.append(f"{op.baseline_name} backward: {_error_text(exc)}")
     try:
-        xt = _leaves(inputs, diff)
+        xt = leaves(inputs, diff)
         out, wrt = case.baseline(*xt), [xt[i] for i in diff]
         row.torch_ms = timer.median_ms(lambda: torch.autograd.grad(out, wrt, grads_out, retain_graph=True))
         del out, wrt, xt
@@ -472,7 +472,7 @@ def _backward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], ti
     try:
         direct_call = case.candidate_backward(inputs, grads_out)
         direct = None if direct_call is None else tuple(direct_call())
-        xa = _leaves(inputs, diff)
+        xa = leaves(inputs, diff)
         out_a, wrt_a = case.candidate(*xa), [xa[i] for i in diff]
         via_autograd: list = []
         names = ops_called(lambda: via_autograd.extend(

@@ -1,4 +1,5 @@
-"""The kernels behind one twinops call, each with its time (``python -m twinops.bench OP --kernels``).
+"""The kernels behind one call, each with its time (``python -m twinops.bench OP --kernels``: twinops'
+and the baseline's, for each forward and backward case).
 
 Where a case's time goes, kernel by kernel: the call runs ``reps`` times under ``torch.profiler``
 (CUDA activity only: kernels, copies and sets, no hardware counters), and each kernel's device
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Callable, List, Sequence, Tuple
 
 import torch
+
+from .harness import BenchCase, leaves
 
 # (kernel name, launches per call, microseconds per call)
 KernelRow = Tuple[str, float, float]
@@ -45,3 +48,22 @@ def kernel_lines(title: str, rows: Sequence[KernelRow], width: int = 100) -> Lis
         share = 100.0 * us / total if total else 0.0
         out.append(f"  {us:9.1f} us {share:5.1f}%  {calls:g}x  {name[:width]}")
     return out
+
+
+def case_calls(case: BenchCase, inputs: Sequence[torch.Tensor]) -> Tuple[Callable[[], object], Callable[[], object]]:
+    """(twinops' call, the baseline's call) of a bench case on ``inputs``: the forward, or for a
+    backward case the gradients of its differentiable inputs for random output gradients
+    (twinops' backward op called directly where the case gives one), each graph built once here."""
+    if case.direction == "forward":
+        return (lambda: case.candidate(*inputs)), (lambda: case.baseline(*inputs))
+    gen = torch.Generator(inputs[0].device).manual_seed(1)
+    grads_out = tuple(torch.randn(s, generator=gen, device=inputs[0].device, dtype=case.torch_dtype)
+                      for s in case.output_shapes())
+
+    def gradients(fn):
+        xs = leaves(inputs, case.differentiable)
+        out, wrt = fn(*xs), [xs[i] for i in case.differentiable]
+        return lambda: torch.autograd.grad(out, wrt, grads_out, retain_graph=True)
+
+    direct = case.candidate_backward(inputs, grads_out)
+    return (direct if direct is not None else gradients(case.candidate)), gradients(case.baseline)
