@@ -8,12 +8,12 @@ Usage::
     python -m twinops.bench --json out/bench.json --markdown out/bench.md
 
 The ops are the op families (ops/op_list.py) whose ``twinops.library.<op>.bench`` module
-defines ``BENCH`` (an :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`. Options common to every op: ``--dtypes``, ``--quick``,
-``--no-backward``, ``--warmup``, ``--reps``, ``--no-flush``, ``--json``, ``--markdown``,
-``--kernels`` (each case's kernels with their time, twinops' and the baseline's,
-``twinops.bench.kernels``). An
-op's own options (e.g. ``--shapes``, ``--modes``) are accepted when it is
-the only op run (named, or the only one registered).
+defines ``BENCH`` (an :class:`~twinops.bench.harness.OpBench`), found by :func:`registered`.
+Options common to every op: ``--dtypes``, ``--quick``, ``--no-backward``, ``--warmup``,
+``--reps``, ``--no-flush``, ``--json``, ``--markdown``, ``--kernels`` (each case's kernels with
+their time, twinops' and the baseline's, ``twinops.bench.kernels``). An op's own options (e.g.
+``--shapes``, ``--modes``) are accepted when it is the only op run (named, or the only one
+registered).
 
 Exit status: 0 no case is ``MISMATCH``/``ERROR``, 1 some case is, 2 no CUDA GPU or twinops
 built without its CUDA kernels (nothing is timed; also argparse's status for a bad option
