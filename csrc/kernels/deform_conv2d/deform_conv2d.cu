@@ -8,7 +8,8 @@
 //   read as plain tiles;
 // - the columns' gradient: gcol[k, q] = sum over o of weight[o, k] * gout[o, q], per group, for a
 //   chunk of images at a time (stored: the samples' gradients read it per offset group);
-// - grad_weight: sum over q of gout[o, q] * column(k, q), in fixed slices of q whose partial
+// - grad_weight: sum over q of gout[o, q] * column(k, q), the columns of each chunk of images
+//   sampled by im2col_kernel as for the forward, in fixed slices of the chunk's q whose partial
 //   sums are then added in slice order.
 // float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
 // ascending; the half types' run on tensor cores (a sampled column as two values of T, products
@@ -346,35 +347,38 @@ struct ColumnGradProblem {
   }
 };
 
-// grad_weight's slice s of group g (z = g * slices + s): rows o of the group, columns k,
-// reduction q in the slice; partial[s, g * C_out / groups + o, k].
+// grad_weight's slice s of group g (z = g * slices + s) over the columns im2col_kernel wrote for
+// images [n0, n0 + count): rows o of the group, columns k, reduction q in the slice (q = (n - n0) *
+// P + pos); partial[s0 + s, g * C_out / groups + o, k].
 template <typename T>
 struct WeightGradProblem {
   using Elem = T;
-  static constexpr bool kExactB = false;  // sampled columns
+  static constexpr bool kExactB = false;  // sampled columns, in float
   Params p;
-  Dividers dv;
-  const T *gout, *input, *offset, *mask;
+  const T* gout;
+  const float* col;
   float* partial;
-  int64_t slices, slice_length;
+  int64_t n0, count, slices, slice_length, s0;
+  __device__ int64_t length() const { return count * p.positions(); }
   __device__ int64_t rows() const { return p.group_outputs(); }
   __device__ int64_t cols() const { return p.depth(); }
   __device__ int64_t r_begin(int64_t z) const { return (z % slices) * slice_length; }
   __device__ int64_t r_end(int64_t z) const {
-    const int64_t e = (z % slices + 1) * slice_length, total = p.n * p.positions();
-    return e < total ? e : total;
+    const int64_t e = (z % slices + 1) * slice_length;
+    return e < length() ? e : length();
   }
   __device__ float a(int64_t z, int64_t o, int64_t q) const {
-    const int64_t g = z / slices, n = q / p.positions();
-    return load(gout + (n * p.c_out + g * p.group_outputs() + o) * p.positions() + q - n * p.positions());
+    const int64_t g = z / slices, nl = q / p.positions();
+    return load(gout + ((n0 + nl) * p.c_out + g * p.group_outputs() + o) * p.positions() + q - nl * p.positions());
   }
-  __device__ Tap b_context(int64_t z, int64_t k) const { return tap_of(p, dv, z / slices, k < p.depth() ? k : 0); }
-  __device__ float b(int64_t, int64_t q, const Tap& tp) const {
-    return column(p, input, offset, mask, tp, position_of(p, dv, q));
+  // Row k of the group's columns.
+  __device__ const float* b_context(int64_t z, int64_t k) const {
+    return col + ((z / slices) * p.depth() + (k < p.depth() ? k : 0)) * length();
   }
+  __device__ float b(int64_t, int64_t q, const float* row) const { return row[q]; }
   __device__ void store(int64_t z, int64_t o, int64_t k, float acc) const {
     const int64_t g = z / slices, s = z % slices;
-    partial[(s * p.c_out + g * p.group_outputs() + o) * p.depth() + k] = acc;
+    partial[((s0 + s) * p.c_out + g * p.group_outputs() + o) * p.depth() + k] = acc;
   }
 };
 
@@ -523,21 +527,29 @@ int64_t chunk_images(const Params& p) {
   return std::max<int64_t>(1, std::min<int64_t>(p.n, fit));
 }
 
-int64_t weight_slices(const Params& p) {
-  const int64_t total = p.n * p.positions();
-  return std::max<int64_t>(1, (total + kSliceLength - 1) / kSliceLength);
+// grad_weight's slices of a chunk of `count` images, and of all chunks.
+int64_t chunk_slices(const Params& p, int64_t count) {
+  return (count * p.positions() + kSliceLength - 1) / kSliceLength;
 }
 
+int64_t weight_slices(const Params& p) {
+  const int64_t chunk = chunk_images(p), full = p.n / chunk, rest = p.n - full * chunk;
+  return full * chunk_slices(p, chunk) + (rest > 0 ? chunk_slices(p, rest) : 0);
+}
+
+// col: a chunk's column matrix, first its sampled columns (grad_weight), then their gradient
+// (the samples' gradients).
 struct Layout {
-  size_t gcol, zero_begin, acc, flags, gmax, mmax, zero_end, frac, partial, bytes;
+  size_t col, zero_begin, acc, flags, gmax, mmax, zero_end, frac, partial, bytes;
 };
 
 Layout layout(const Params& p, const Wanted& want) {
   WorkspaceOffsets w;
   Layout L{};
+  const int64_t nc = chunk_images(p);
+  if (want.input || want.offset || want.mask || want.weight)
+    L.col = w.take(sizeof(float) * static_cast<size_t>(nc * p.c_in * p.taps() * p.positions()));
   if (want.input || want.offset || want.mask) {
-    const int64_t nc = chunk_images(p);
-    L.gcol = w.take(sizeof(float) * static_cast<size_t>(nc * p.c_in * p.taps() * p.positions()));
     L.zero_begin = w.end;  // acc, flags and the maxima start at zero; frac is written whole
     L.acc = w.take(want.input ? sizeof(unsigned long long) * static_cast<size_t>(nc * p.c_in * p.h * p.w) : 0);
     L.flags = w.take(want.input ? sizeof(uint32_t) * static_cast<size_t>(fs::flag_words(nc * p.c_in * p.h * p.w)) : 0);
@@ -557,6 +569,21 @@ using namespace kernels;
 
 size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return layout(p, want).bytes; }
 
+// im2col_kernel over images [n0, n0 + count) (mask: null without p.has_mask).
+template <typename T>
+cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, const T* offset, const T* mask,
+                          int64_t n0, int64_t count, float* col, cudaStream_t stream) {
+  const int64_t rows = p.c_in * p.taps(), cols = count * p.positions();
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  // About 2,048 blocks in all (16 per SM of a 132-SM GPU), each thread rows / gy rows.
+  const int64_t gx = (cols + kThreads - 1) / kThreads;
+  const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({rows, (2048 + gx - 1) / gx, kMaxGridZ}));
+  if (gx > 2147483647) return cudaErrorInvalidConfiguration;
+  im2col_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
+      p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
+  return cudaGetLastError();
+}
+
 size_t forward_workspace_bytes(const Params& p) {
   if (p.n * p.c_out * p.positions() == 0) return 0;
   return sizeof(float) * static_cast<size_t>(chunk_images(p) * p.c_in * p.taps() * p.positions());
@@ -569,18 +596,10 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   if (workspace == nullptr) return cudaErrorInvalidValue;
   float* col = static_cast<float*>(workspace);
   const Dividers dv(p);
-  const int64_t chunk = chunk_images(p), rows = p.c_in * p.taps();
+  const int64_t chunk = chunk_images(p);
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
-    if (rows > 0) {
-      // About 16 blocks of 256 threads per SM of an H100/H200 in all, each thread rows / gy rows.
-      const int64_t gx = (cols + kThreads - 1) / kThreads;
-      const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({rows, (2048 + gx - 1) / gx, kMaxGridZ}));
-      if (gx > 2147483647) return cudaErrorInvalidConfiguration;
-      im2col_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
-          p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    }
+    if (cudaError_t e = launch_im2col(p, dv, input, offset, mask, n0, count, col, stream); e != cudaSuccess) return e;
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
     if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream); e != cudaSuccess) return e;
   }
@@ -602,49 +621,63 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
         p, gout, gbias);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
-  if (want.weight && p.c_out > 0) {
-    const int64_t slices = weight_slices(p), count = p.c_out * p.depth();
-    float* partial = reinterpret_cast<float*>(ws + L.partial);
-    const WeightGradProblem<T> pr{p, Dividers(p), gout, input, offset, m, partial, slices, kSliceLength};
-    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream); e != cudaSuccess)
+  const bool samples = want.input || want.offset || want.mask, weights = want.weight && p.c_out > 0;
+  const int64_t P = p.positions(), kk = p.taps();
+  if (weights && p.n * P == 0) {  // no columns: grad_weight is 0
+    if (cudaError_t e = cudaMemsetAsync(gweight, 0, sizeof(T) * p.c_out * p.depth(), stream); e != cudaSuccess)
       return e;
-    slice_sum_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(partial, slices, count, gweight);
-    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
-  if (!(want.input || want.offset || want.mask) || p.n == 0) return cudaSuccess;
-  float* gcol = reinterpret_cast<float*>(ws + L.gcol);
+  if (!(samples || weights) || p.n == 0) return cudaSuccess;
+  float* col = reinterpret_cast<float*>(ws + L.col);
+  float* partial = reinterpret_cast<float*>(ws + L.partial);
   auto* acc = want.input ? reinterpret_cast<unsigned long long*>(ws + L.acc) : nullptr;
   auto* flags = want.input ? reinterpret_cast<uint32_t*>(ws + L.flags) : nullptr;
   auto* gmax = reinterpret_cast<uint32_t*>(ws + L.gmax);
   auto* mmax = reinterpret_cast<uint32_t*>(ws + L.mmax);
   auto* frac = reinterpret_cast<int32_t*>(ws + L.frac);
-  const int64_t chunk = chunk_images(p), P = p.positions(), kk = p.taps();
+  const Dividers dv(p);
+  const int64_t chunk = chunk_images(p);
+  int64_t s0 = 0;  // grad_weight's slices so far
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0);
+    if (weights && P > 0) {
+      if (cudaError_t e = launch_im2col(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess) return e;
+      const int64_t slices = chunk_slices(p, count);
+      const WeightGradProblem<T> pr{p, gout, col, partial, n0, count, slices, kSliceLength, s0};
+      if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream); e != cudaSuccess)
+        return e;
+      s0 += slices;
+    }
+    if (!samples) continue;
     if (cudaError_t e = cudaMemsetAsync(ws + L.zero_begin, 0, L.zero_end - L.zero_begin, stream); e != cudaSuccess) return e;
     if (p.c_out == 0) {
-      if (cudaError_t e = cudaMemsetAsync(gcol, 0, sizeof(float) * count * p.c_in * kk * P, stream); e != cudaSuccess)
+      if (cudaError_t e = cudaMemsetAsync(col, 0, sizeof(float) * count * p.c_in * kk * P, stream); e != cudaSuccess)
         return e;
     } else {
-      const ColumnGradProblem<T> pr{p, gout, weight, gcol, n0, count};
+      const ColumnGradProblem<T> pr{p, gout, weight, col, n0, count};
       if (cudaError_t e = launch_gemm(pr, p.depth(), count * P, p.groups, stream); e != cudaSuccess) return e;
     }
     if (want.input) {
       const int64_t per = std::max(p.c_in * kk * P, p.offset_groups * kk * P);
       const dim3 grid(std::min<unsigned>(blocks_for(per), 1024u), static_cast<unsigned>(count));
-      image_max_kernel<T><<<grid, kThreads, 0, stream>>>(p, gcol, m, n0, gmax, mmax);
+      image_max_kernel<T><<<grid, kThreads, 0, stream>>>(p, col, m, n0, gmax, mmax);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
       frac_kernel<<<blocks_for(count), kThreads, 0, stream>>>(gmax, mmax, p.has_mask, double(kk * P), frac, count);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
     sample_grad_kernel<T><<<blocks_for(count * p.offset_groups * kk * P), kThreads, 0, stream>>>(
-        p, gcol, input, offset, m, n0, count, frac, acc, flags, goffset, want.mask ? gmask : nullptr);
+        p, col, input, offset, m, n0, count, frac, acc, flags, goffset, want.mask ? gmask : nullptr);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     if (want.input) {
       finish_kernel<T><<<blocks_for(count * p.c_in * p.h * p.w), kThreads, 0, stream>>>(
           p, acc, flags, frac, count, ginput + n0 * p.c_in * p.h * p.w);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
+  }
+  if (weights && s0 > 0) {
+    const int64_t count = p.c_out * p.depth();
+    slice_sum_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(partial, s0, count, gweight);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   return cudaSuccess;
 }
