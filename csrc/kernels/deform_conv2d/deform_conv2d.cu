@@ -584,9 +584,13 @@ cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, c
   return cudaGetLastError();
 }
 
+// A bound, not the exact use (chunk_images(p) images' columns), so that it grows with every
+// dimension: the plugins ask for it at the profile's largest shapes, and a smaller shape's chunk
+// may hold more images (min(N * per, max(per, budget)) is never below chunk_images * per).
 size_t forward_workspace_bytes(const Params& p) {
   if (p.n * p.c_out * p.positions() == 0) return 0;
-  return sizeof(float) * static_cast<size_t>(chunk_images(p) * p.c_in * p.taps() * p.positions());
+  const size_t per = sizeof(float) * static_cast<size_t>(p.c_in * p.taps() * p.positions());
+  return std::min(static_cast<size_t>(p.n) * per, std::max(per, kColumnBudget));
 }
 
 template <typename T>

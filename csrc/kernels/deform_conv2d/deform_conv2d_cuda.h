@@ -12,8 +12,9 @@
 namespace twinops {
 namespace deform_conv2d {
 
-// Workspace of forward_cuda for p, in bytes: the sampled columns (float) of as many images as fit
-// 256 MiB (at least one).
+// Workspace of forward_cuda for p, in bytes: room for the sampled columns (float) of as many
+// images as fit 256 MiB (at least one). It grows with every dimension of p, so the value at a
+// profile's largest shapes serves every shape of the profile.
 size_t forward_workspace_bytes(const Params& p);
 
 // out (N, C_out, h_out, w_out). bias may be null when !p.has_bias, mask when !p.has_mask. Each
