@@ -317,8 +317,9 @@ def test_cuda_matches_cpu(dtype, case):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 def test_cuda_images_in_several_column_chunks_equal_each_image_alone(dtype):
     """The CUDA forward samples the columns of as many images as fit 256 MiB at a time (37.7 MB each
-    here: two chunks for 9 images), the backward the columns' gradient likewise: every image's
-    output, grad_input and grad_offset equal those of the image run alone, bit for bit."""
+    here: two chunks for 9 images), the backward the columns and their gradient likewise: every
+    image's output, grad_input and grad_offset equal those of the image run alone, bit for bit, and
+    grad_weight is the sum of the images' own (within float32 rounding: other partial sums)."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     from twinops.library.deform_conv2d.declaration import _shapes
@@ -327,16 +328,23 @@ def test_cuda_images_in_several_column_chunks_equal_each_image_alone(dtype):
     xs = [t.to("cuda", dtype) if t is not None else None
           for t in make(shapes, kwargs, dtype=torch.float32, spread=1.5)]
     x, offset, weight, bias, mask = xs
-    leaves = [x.clone().requires_grad_(), offset.clone().requires_grad_()]
-    y = deform_conv2d_op(leaves[0], leaves[1], weight, bias, mask, **kwargs)
+    leaves = [x.clone().requires_grad_(), offset.clone().requires_grad_(), weight.clone().requires_grad_()]
+    y = deform_conv2d_op(leaves[0], leaves[1], leaves[2], bias, mask, **kwargs)
     gy = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(1)).to(dtype)
-    gx, goff = torch.autograd.grad(y, leaves, gy)
-    for i in (0, 6, 7, 8):  # either side of the chunk boundary (7 images per chunk)
-        one = [x[i:i + 1].clone().requires_grad_(), offset[i:i + 1].clone().requires_grad_()]
-        yi = deform_conv2d_op(one[0], one[1], weight, bias, mask[i:i + 1] if mask is not None else None, **kwargs)
+    gx, goff, gw = torch.autograd.grad(y, leaves, gy)
+    gw_sum = torch.zeros(weight.shape, device="cuda", dtype=torch.float64)
+    for i in range(9):  # 7 images per chunk: 6, 7 and 8 lie either side of the boundary
+        one = [x[i:i + 1].clone().requires_grad_(), offset[i:i + 1].clone().requires_grad_(),
+               weight.clone().requires_grad_()]
+        yi = deform_conv2d_op(one[0], one[1], one[2], bias, mask[i:i + 1] if mask is not None else None, **kwargs)
         assert torch.equal(yi, y[i:i + 1]), f"image {i}: forward"
-        gxi, goffi = torch.autograd.grad(yi, one, gy[i:i + 1])
+        gxi, goffi, gwi = torch.autograd.grad(yi, one, gy[i:i + 1])
         assert torch.equal(gxi, gx[i:i + 1]) and torch.equal(goffi, goff[i:i + 1]), f"image {i}: gradients"
+        gw_sum += gwi.double()
+    # each image's grad_weight is rounded to dtype before the sum: errors scale with the largest
+    # value, while a wrong chunk or slice index would be off by whole images' contributions
+    rtol = TOLERANCES[dtype][1]
+    torch.testing.assert_close(gw.double(), gw_sum, atol=rtol * gw_sum.abs().max().item(), rtol=rtol)
 
 
 def test_runs_under_deterministic_algorithms(device):
