@@ -433,7 +433,7 @@ def _forward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], tim
 
 
 def leaves(inputs: Sequence[torch.Tensor], differentiable: Sequence[int],
-            dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
+           dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
     """Detached inputs (floating ones cast to ``dtype`` if given), the differentiable ones
     requiring grad."""
     out = []
@@ -445,13 +445,27 @@ def leaves(inputs: Sequence[torch.Tensor], differentiable: Sequence[int],
     return out
 
 
+def grad_outputs(case: BenchCase, generator: torch.Generator, device) -> Tuple[torch.Tensor, ...]:
+    """Random gradients for each of ``case``'s outputs (its dtype), from ``generator``."""
+    return tuple(torch.randn(s, generator=generator, device=device, dtype=case.torch_dtype)
+                 for s in case.output_shapes())
+
+
+def gradient_call(fn: Callable, case: BenchCase, inputs: Sequence[torch.Tensor],
+                  grads_out: Sequence[torch.Tensor]) -> Callable[[], Tuple[torch.Tensor, ...]]:
+    """A call returning the gradients of ``fn(*inputs)`` w.r.t. ``case``'s differentiable inputs
+    for ``grads_out``; the graph is built once here and kept for repeated calls."""
+    xs = leaves(inputs, case.differentiable)
+    out, wrt = fn(*xs), [xs[i] for i in case.differentiable]
+    return lambda: torch.autograd.grad(out, wrt, grads_out, retain_graph=True)
+
+
 def _backward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], timer: Timer, row: Row,
               problems: List[str], gen: torch.Generator) -> None:
     """Backward: the baseline's autograd gradients vs twinops' (its backward op called
     directly where the case gives one, after checking that op is what autograd runs)."""
     diff = case.differentiable
-    grads_out = tuple(torch.randn(s, generator=gen, device=inputs[0].device, dtype=case.torch_dtype)
-                      for s in case.output_shapes())
+    grads_out = grad_outputs(case, gen, inputs[0].device)
     # Reference gradients in float32 (for half types ATen's own half backward may accumulate
     # in half through atomics, the less accurate one).
     ref = None
@@ -462,10 +476,7 @@ def _backward(op: OpBench, case: BenchCase, inputs: Tuple[torch.Tensor, ...], ti
     except Exception as exc:
         problems.append(f"{op.baseline_name} backward: {_error_text(exc)}")
     try:
-        xt = leaves(inputs, diff)
-        out, wrt = case.baseline(*xt), [xt[i] for i in diff]
-        row.torch_ms = timer.median_ms(lambda: torch.autograd.grad(out, wrt, grads_out, retain_graph=True))
-        del out, wrt, xt
+        row.torch_ms = timer.median_ms(gradient_call(case.baseline, case, inputs, grads_out))
     except Exception as exc:
         problems.append(f"{op.baseline_name} backward: {_error_text(exc)}")
 

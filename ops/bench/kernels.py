@@ -12,7 +12,7 @@ from typing import Callable, List, Sequence, Tuple
 
 import torch
 
-from .harness import BenchCase, leaves
+from .harness import BenchCase, grad_outputs, gradient_call
 
 # (kernel name, launches per call, microseconds per call)
 KernelRow = Tuple[str, float, float]
@@ -56,14 +56,8 @@ def case_calls(case: BenchCase, inputs: Sequence[torch.Tensor]) -> Tuple[Callabl
     (twinops' backward op called directly where the case gives one), each graph built once here."""
     if case.direction == "forward":
         return (lambda: case.candidate(*inputs)), (lambda: case.baseline(*inputs))
-    gen = torch.Generator(inputs[0].device).manual_seed(1)
-    grads_out = tuple(torch.randn(s, generator=gen, device=inputs[0].device, dtype=case.torch_dtype)
-                      for s in case.output_shapes())
-
-    def gradients(fn):
-        xs = leaves(inputs, case.differentiable)
-        out, wrt = fn(*xs), [xs[i] for i in case.differentiable]
-        return lambda: torch.autograd.grad(out, wrt, grads_out, retain_graph=True)
-
+    device = inputs[0].device
+    grads_out = grad_outputs(case, torch.Generator(device).manual_seed(1), device)
     direct = case.candidate_backward(inputs, grads_out)
-    return (direct if direct is not None else gradients(case.candidate)), gradients(case.baseline)
+    ours = direct if direct is not None else gradient_call(case.candidate, case, inputs, grads_out)
+    return ours, gradient_call(case.baseline, case, inputs, grads_out)

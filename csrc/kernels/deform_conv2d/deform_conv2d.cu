@@ -382,8 +382,8 @@ struct WeightGradProblem {
   }
 };
 
-// Tiles of 128 rows where a problem has more than 64 (the forward's samples are then computed
-// once per 128 outputs), else of 64.
+// Tiles of 128 rows where a problem has more than 64 (each B tile is then read once per 128
+// outputs), else of 64.
 template <class Problem>
 cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
@@ -520,7 +520,8 @@ unsigned blocks_for(int64_t work) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 65536)));
 }
 
-// Images per chunk of a column matrix (the forward's columns, the backward's columns' gradient).
+// Images per chunk of a column matrix (the forward's columns; the backward's columns, then their
+// gradient).
 int64_t chunk_images(const Params& p) {
   const int64_t per = std::max<int64_t>(1, p.c_in * p.taps() * p.positions() * int64_t(sizeof(float)));
   const int64_t fit = std::min<int64_t>(static_cast<int64_t>(kColumnBudget) / per, 65535);  // grid.y of the maxima
