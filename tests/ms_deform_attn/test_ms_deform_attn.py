@@ -246,20 +246,29 @@ def test_level_sizes_split_s_into_levels_of_at_least_one_row(s, levels):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("d", [1, 8, 32, 40, 64])
+@pytest.mark.parametrize("d", [1, 8, 32, 40, 64, 136, 256])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
-    """One thread per element and one warp per head (TWINOPS_MS_DEFORM_ATTN_FORWARD) sum alike;
-    more than 32 samples per head (L * P = 36) take two chunks of the head's table."""
+    """One thread per element, one warp per head and the 16-byte vectors (the default where D
+    and value's rows allow: 2 to 32 lanes per head, and two passes over the channels at D = 256
+    in float32) sum alike; more than 32 samples per head (L * P = 36) take several table fills;
+    D = 1 and an odd-strided value take the head layout by default."""
     xs = make([(9, 11), (5, 6), (3, 3), (1, 2)], n=2, m=3, d=d, lq=20, p=9, dtype=dtype, device="cuda")
     xs[3][0, 0, 0, 0, 0] = torch.tensor([NAN, 0.5])
+    odd = torch.empty(2, xs[0].shape[1], 3, d + 1, dtype=dtype, device="cuda")[..., 1:]
+    odd.copy_(xs[0])  # channels start one element past a 16-byte boundary
     got = {}
-    for layout in ("elements", "heads"):
-        monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", layout)
+    for layout in ("elements", "heads", None):
+        if layout is None:
+            monkeypatch.delenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", raising=False)
+        else:
+            monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", layout)
         got[layout] = twinops.ms_deform_attn(*xs)
-    assert torch.equal(got["elements"].nan_to_num(7.0), got["heads"].nan_to_num(7.0))
-    assert torch.isnan(got["heads"][0, 0, :d]).all()
-    _close(got["heads"], ms_deform_attn_reference(*xs), dtype)
+        got[layout, "odd"] = twinops.ms_deform_attn(odd, *xs[1:])
+    for key, out in got.items():
+        assert torch.equal(got["elements"].nan_to_num(7.0), out.nan_to_num(7.0)), key
+    assert torch.isnan(got[None][0, 0, :d]).all()
+    _close(got[None], ms_deform_attn_reference(*xs), dtype)
 
 
 @pytest.mark.cuda

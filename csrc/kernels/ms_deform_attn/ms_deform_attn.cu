@@ -1,8 +1,9 @@
 // CUDA kernels of ms_deform_attn (the math is ms_deform_attn.cuh's, as the CPU loops).
 //
-// Forward, two layouts (forward_layout): one thread per output element (n, q, m, d), d fastest,
-// so a warp's loads of one tap read consecutive channels of one value row; or one warp per query
-// head, its samples computed once into shared memory and its lanes over the channels. Backward, deterministic:
+// Forward, three layouts (forward_layout): one thread per output element (n, q, m, d), d fastest,
+// so a warp's loads of one tap read consecutive channels of one value row; one warp per query
+// head, its samples computed once into shared memory and its lanes over the channels; or a few
+// lanes per head, each reading 16 bytes of channels per tap. Backward, deterministic:
 // - grad_loc and grad_weight: one warp per query head (n, q, m), its lanes over the channels,
 //   each sample's channel sum in a fixed shuffle tree (no atomics);
 // - grad_value: the same lanes add grad_output * weight * tap weight of their channels into a
@@ -21,6 +22,7 @@
 
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
+#include "../vector_io.cuh"
 #include "../workspace.h"
 #include "ms_deform_attn.cuh"
 #include "ms_deform_attn_cuda.h"
@@ -146,6 +148,81 @@ __global__ void __launch_bounds__(kThreads)
       __syncwarp();  // the next chunk overwrites the table
     }
     if (d < p.d) o[d * os[2]] = store_as<T>(acc);
+  }
+}
+
+// The forward with G lanes per query head (G a power of two, at most 32), each lane holding V
+// = 16 / sizeof(T) adjacent channels read as one 16-byte vector per tap: a warp serves 32 / G
+// heads. The head's samples go into shared memory as forward_heads_kernel's, filled by its G
+// lanes, with each tap's offset from the head's channel 0 in 32 bits (vector_layout_fits). Per
+// channel the arithmetic and its order are forward_heads_kernel's, so the bits are the same.
+template <typename T, typename I, int G>
+__global__ void __launch_bounds__(kThreads, 3)
+    forward_vectors_kernel(const Params p, const T* __restrict__ value, const I* __restrict__ shapes,
+                           const I* __restrict__ starts, const T* __restrict__ loc, const T* __restrict__ weights,
+                           T* __restrict__ out, int64_t heads) {
+  using Acc = typename OpMath<T>::type;
+  using V = Vec16<T>;
+  constexpr int kGroups = kThreads / G;                // heads per block
+  constexpr int kChunk = 2 * G < 16 ? 2 * G : 16;      // samples per table fill (18 KiB a block at most)
+  __shared__ int32_t tap_off[kGroups][kChunk][4];      // value offset of the tap's row, -1 outside
+  __shared__ Acc tap_w[kGroups][kChunk][4];
+  __shared__ Acc sample_a[kGroups][kChunk];
+  const int r = static_cast<int>(threadIdx.x % G), g = static_cast<int>(threadIdx.x / G);
+  const int64_t h = static_cast<int64_t>(blockIdx.x) * kGroups + g;
+  if (h >= heads) return;  // h is the same for the group's lanes: they leave together
+  // The group's lanes within their warp: only they share the group's table.
+  const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31u) & ~(G - 1u));
+  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
+  const int64_t samples = p.levels * p.points;
+  const int64_t* vs = p.value_stride;
+  const T* v = value + n * vs[0] + m * vs[2];
+  const int64_t* os = p.out_stride;
+  T* o = out + n * os[0] + q * os[1] + m * p.d * os[2];
+  const int64_t vectors = p.d / V::kLanes;
+  for (int64_t c0v = 0; c0v < vectors; c0v += G) {
+    const int64_t cv = c0v + r;  // this lane's vector: channels cv * V ... cv * V + V - 1
+    Acc acc[V::kLanes];
+#pragma unroll
+    for (int k = 0; k < V::kLanes; ++k) acc[k] = Acc(0);
+    for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
+      const int count = static_cast<int>(samples - c0 < kChunk ? samples - c0 : kChunk);
+      for (int i = r; i < count; i += G) {
+        const int64_t j = c0 + i, l = j / p.points, k = j - l * p.points;
+        int64_t start = 0;
+        SampleTaps<Acc> st;
+        Acc a;
+        const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          tap_off[g][i][t] = ok && st.row[t] >= 0 ? static_cast<int32_t>((start + st.row[t]) * vs[1]) : -1;
+          tap_w[g][i][t] = st.w[t];
+        }
+        sample_a[g][i] = ok ? a : quiet_nan<Acc>();
+      }
+      __syncwarp(mask);
+      if (cv < vectors) {
+        const T* vc = v + cv * V::kLanes;
+        for (int i = 0; i < count; ++i) {
+          Acc s[V::kLanes];
+#pragma unroll
+          for (int k = 0; k < V::kLanes; ++k) s[k] = Acc(0);
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            const int32_t off = tap_off[g][i][t];
+            if (off >= 0) V::load_or_zero(vc + off, true).accumulate(s, tap_w[g][i][t]);
+          }
+          const Acc a = sample_a[g][i];
+#pragma unroll
+          for (int k = 0; k < V::kLanes; ++k) acc[k] += a * s[k];
+        }
+      }
+      __syncwarp(mask);  // the next chunk overwrites the table
+    }
+    if (cv < vectors) {
+#pragma unroll
+      for (int k = 0; k < V::kLanes; ++k) o[(cv * V::kLanes + k) * os[2]] = store_as<T>(acc[k]);
+    }
   }
 }
 
@@ -337,13 +414,23 @@ constexpr int64_t kPlaneMaxBlocks = 1024;
 
 }  // namespace kernels
 
-ForwardLayout forward_layout(const Params& p) {
+template <typename T>
+bool vector_layout_fits(const Params& p, const T* value) {
+  constexpr int64_t kLanes = Vec16<T>::kLanes;
+  const int64_t* vs = p.value_stride;
+  return vs[3] == 1 && p.d % kLanes == 0 && vs[0] % kLanes == 0 && vs[1] % kLanes == 0 && vs[2] % kLanes == 0 &&
+         vs[0] >= 0 && vs[1] >= 0 && vs[2] >= 0 && reinterpret_cast<uintptr_t>(value) % 16 == 0 &&
+         p.s * vs[1] <= int64_t{2147483647};
+}
+
+template <typename T>
+ForwardLayout forward_layout(const Params& p, const T* value) {
   const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_FORWARD");
   if (v != nullptr && std::strcmp(v, "elements") == 0) return kElements;
+  if (v != nullptr && std::strcmp(v, "heads") == 0) return kHeads;
   // The head layout: 2.1x to 2.7x the element layout at every bench shape on the H200
-  // (docs/perf/ms_deform_attn-notes.md).
-  (void)p;
-  return kHeads;
+  // (docs/perf/ms_deform_attn-notes.md); the vector layout where value's rows allow it.
+  return vector_layout_fits(p, value) ? kVectors : kHeads;
 }
 
 BackwardLayout backward_layout(const Params& p) {
@@ -369,8 +456,29 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
                          const T* weights, T* out, cudaStream_t stream) {
   const int64_t count = p.n * p.lq * p.m * p.d;
   if (count == 0) return cudaSuccess;
-  if (forward_layout(p) == kHeads) {
-    const int64_t heads = p.n * p.lq * p.m;
+  const int64_t heads = p.n * p.lq * p.m;
+  const ForwardLayout layout = forward_layout(p, value);
+  if (layout == kVectors) {
+    // G: lanes per head, the vectors per row rounded up to a power of two, 2 to 32
+    const int64_t vectors = p.d / Vec16<T>::kLanes;
+    int g = 2;
+    while (g < 32 && g < vectors) g *= 2;
+    const unsigned blocks = static_cast<unsigned>((heads * g + kernels::kThreads - 1) / kernels::kThreads);
+#define TWIN_VECTORS(G)                                                                                   \
+  case G:                                                                                                 \
+    kernels::forward_vectors_kernel<T, I, G><<<blocks, kernels::kThreads, 0, stream>>>(p, value, shapes,   \
+                                                                                        starts, loc,       \
+                                                                                        weights, out, heads); \
+    break;
+    switch (g) {
+      TWIN_VECTORS(2)
+      TWIN_VECTORS(4)
+      TWIN_VECTORS(8)
+      TWIN_VECTORS(16)
+      TWIN_VECTORS(32)
+    }
+#undef TWIN_VECTORS
+  } else if (layout == kHeads) {
     kernels::forward_heads_kernel<T, I><<<kernels::blocks_for(heads * 32), kernels::kThreads, 0, stream>>>(
         p, value, shapes, starts, loc, weights, out, heads);
   } else {

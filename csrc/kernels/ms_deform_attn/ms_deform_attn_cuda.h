@@ -12,12 +12,15 @@
 namespace twinops {
 namespace ms_deform_attn {
 
-// How the forward maps work to threads: one thread per output element, or one warp per query
-// head (n, q, m) sharing its samples' taps through shared memory (the default). Both give the
-// same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements" forces the
-// first (read per call).
-enum ForwardLayout : int { kElements = 0, kHeads = 1 };
-ForwardLayout forward_layout(const Params& p);
+// How the forward maps work to threads: one thread per output element (kElements); one warp
+// per query head (n, q, m) sharing its samples' taps through shared memory (kHeads); or, where
+// value's channels are contiguous and its rows 16-byte aligned with offsets in 32 bits, a few
+// lanes per head reading 16 bytes of channels per tap (kVectors, the default where it fits).
+// All give the same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements"
+// or "heads" forces one (read per call).
+enum ForwardLayout : int { kElements = 0, kHeads = 1, kVectors = 2 };
+template <typename T>
+ForwardLayout forward_layout(const Params& p, const T* value);
 
 // out: (N, Lq, M * D), strided by p.out_stride.
 template <typename T, typename I>
