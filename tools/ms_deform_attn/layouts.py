@@ -1,0 +1,94 @@
+"""Time ms_deform_attn's CUDA layouts against each other on the bench's shapes, in one process.
+
+    python tools/ms_deform_attn/layouts.py [--reps 15] [--warmup 3] [--dtypes float32,float16]
+
+Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, and unset (the default: the vector
+layout where value's rows allow it). Backward (all three gradients): TWINOPS_MS_DEFORM_ATTN_BACKWARD
+= lanes and unset (the shared table), and the default without grad_value (grad_loc and grad_weight
+only: what the fixed-point scatter of grad_value costs is the difference). Each layout's result is checked bitwise against the first
+one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events, median, L2
+flushed before each call). Prints a markdown table of milliseconds, and each layout's ratio to the
+first one of its direction (above 1: faster).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+
+import twinops
+from twinops.bench.timing import Timer
+from twinops.library.ms_deform_attn.bench import SHAPES, Case
+
+FORWARD = ("elements", "heads", None)
+BACKWARD = ("lanes", None)
+NO_GRAD_VALUE = "bwd default, no grad_value"
+
+
+def _with_layout(var, layout, fn):
+    old = os.environ.pop(var, None)
+    if layout is not None:
+        os.environ[var] = layout
+    try:
+        return fn()
+    finally:
+        os.environ.pop(var, None)
+        if old is not None:
+            os.environ[var] = old
+
+
+def _same(a, b):
+    return all(torch.equal(x.nan_to_num(7.0), y.nan_to_num(7.0)) for x, y in zip(a, b))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--dtypes", default="float32,float16,bfloat16")
+    args = ap.parse_args(argv)
+    if not torch.cuda.is_available() or not twinops.has_cuda_kernels():
+        print("layouts.py: needs a GPU and twinops built with its CUDA kernels", file=sys.stderr)
+        return 2
+    dev = torch.device("cuda")
+    timer = Timer(dev, warmup=args.warmup, reps=args.reps)
+    names = ([f"fwd {x or 'default'}" for x in FORWARD] + [f"bwd {x or 'default'}" for x in BACKWARD]
+             + [NO_GRAD_VALUE])
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms (ratio to the first layout)\n")
+    print("| case | dtype | " + " | ".join(names) + " |")
+    print("|---|---|" + "---:|" * len(names))
+    status = 0
+    for dtype in args.dtypes.split(","):
+        for shape, levels, n, lq in SHAPES:
+            q = lq if lq is not None else sum(h * w for h, w in levels)
+            case = Case(shape=shape, levels=levels, n=n, lq=q, baseline_kind="eager", dtype=dtype,
+                        direction="forward")
+            g = torch.Generator(device=dev).manual_seed(0)
+            xs = case.make_inputs(dev, g)
+            go = torch.randn(n, q, xs[0].shape[2] * xs[0].shape[3], generator=g, device=dev).to(xs[0].dtype)
+            cells = []
+            for var, layouts, call in (
+                    ("TWINOPS_MS_DEFORM_ATTN_FORWARD", FORWARD, lambda: (twinops.ms_deform_attn(*xs),)),
+                    ("TWINOPS_MS_DEFORM_ATTN_BACKWARD", BACKWARD,
+                     lambda: torch.ops.twinops.ms_deform_attn_backward(go, *xs, [True, True, True]))):
+                first = first_ms = None
+                for layout in layouts:
+                    out = _with_layout(var, layout, call)
+                    if first is None:
+                        first = out
+                    elif not _same(first, out):
+                        print(f"MISMATCH: {shape} N={n} Lq={q} {dtype} {var}={layout}", file=sys.stderr)
+                        status = 1
+                    ms = _with_layout(var, layout, lambda: timer.median_ms(call))
+                    first_ms = first_ms or ms
+                    cells.append(f"{ms:.3f} ({first_ms / ms:.2f}x)")
+            partial = lambda: torch.ops.twinops.ms_deform_attn_backward(go, *xs, [False, True, True])  # noqa: E731
+            cells.append(f"{timer.median_ms(partial):.3f}")
+            print(f"| {shape} N={n} Lq={q} | {dtype} | " + " | ".join(cells) + " |", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
