@@ -43,11 +43,42 @@ def _same(a, b):
     return all(torch.equal(x.nan_to_num(7.0), y.nan_to_num(7.0)) for x, y in zip(a, b))
 
 
+def atomics(timer: Timer, dev) -> str:
+    """The encoder's grad_value contributions added as float32 and as int64 atomics (ms each)."""
+    shape, levels, n, lq = next(x for x in SHAPES if x[0] == "encoder" and x[2] == 1)
+    q = lq if lq is not None else sum(h * w for h, w in levels)
+    case = Case(shape=shape, levels=levels, n=n, lq=q, baseline_kind="eager", dtype="float32", direction="forward")
+    value, _, starts, loc, _ = case.make_inputs(dev, torch.Generator(device=dev).manual_seed(0))
+    _, s, m, d = value.shape
+    rows = []
+    for lvl, (h, w) in enumerate(levels):  # the taps of F.grid_sample at 2 * loc - 1 (align_corners=False)
+        x = loc[:, :, :, lvl, :, 0] * w - 0.5
+        y = loc[:, :, :, lvl, :, 1] * h - 0.5
+        x0, y0 = x.floor().long(), y.floor().long()
+        for dy in (0, 1):
+            for dx in (0, 1):
+                xi, yi = x0 + dx, y0 + dy
+                inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+                row = int(starts[lvl]) + yi * w + xi  # (N, Lq, M, P)
+                heads = torch.arange(m, device=dev).view(1, 1, m, 1).expand_as(row)
+                rows.append(((row * m + heads) * d)[inside])
+    elem = torch.cat(rows).view(-1, 1) + torch.arange(d, device=dev)  # every channel of every tap
+    elem = elem.flatten()
+    src = torch.rand(elem.numel(), device=dev)
+    out = []
+    for dtype, values in ((torch.float32, src), (torch.int64, (src * 2**40).long())):
+        acc = torch.zeros(n * s * m * d, dtype=dtype, device=dev)
+        out.append(timer.median_ms(lambda: acc.scatter_add_(0, elem, values)))
+    return (f"atomics ({elem.numel():,} additions, the encoder N = 1): float32 {out[0]:.3f} ms, "
+            f"int64 {out[1]:.3f} ms ({out[1] / out[0]:.2f}x the float32 time)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--dtypes", default="float32,float16,bfloat16")
+    ap.add_argument("--atomics", action="store_true", help="also time the scatter's additions alone")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available() or not twinops.has_cuda_kernels():
         print("layouts.py: needs a GPU and twinops built with its CUDA kernels", file=sys.stderr)
@@ -87,6 +118,8 @@ def main(argv=None) -> int:
             partial = lambda: torch.ops.twinops.ms_deform_attn_backward(go, *xs, [False, True, True])  # noqa: E731
             cells.append(f"{timer.median_ms(partial):.3f}")
             print(f"| {shape} N={n} Lq={q} | {dtype} | " + " | ".join(cells) + " |", flush=True)
+    if args.atomics:
+        print("\n" + atomics(timer, dev))
     return status
 
 
