@@ -272,18 +272,28 @@ def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("d", [1, 32, 40])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
-def test_cuda_backward_sample_sources_give_the_same_bits(monkeypatch, d, dtype):
-    """Samples computed by every lane and taken from the warp's shared table
-    (TWINOPS_MS_DEFORM_ATTN_BACKWARD=table) give the same three gradients, bitwise; L * P = 36
-    takes two table fills."""
+@pytest.mark.parametrize("d", [1, 32, 40, 136])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_cuda_backward_layouts_give_the_same_bits(monkeypatch, d, dtype):
+    """Samples computed by every lane (TWINOPS_MS_DEFORM_ATTN_BACKWARD=lanes), taken from the
+    warp's shared table (=table) and the vector layout (the default where D and value's rows
+    allow; D = 40 and 136 leave some lanes without channels in the last round of 32) give the
+    same three gradients, bitwise; L * P = 36 takes several table fills; D = 1 and an odd-strided
+    value take the table by default."""
     xs = make([(9, 11), (5, 6), (3, 3), (1, 2)], n=2, m=3, d=d, lq=20, p=9, dtype=dtype, device="cuda")
     xs[3][0, 0, 0, 0, 0] = torch.tensor([NAN, 0.5])
+    odd = torch.empty(2, xs[0].shape[1], 3, d + 1, dtype=dtype, device="cuda")[..., 1:]
+    odd.copy_(xs[0])  # channels start one element past a 16-byte boundary
+    go = torch.randn(2, 20, 3 * d, generator=torch.Generator().manual_seed(1)).to(device="cuda", dtype=dtype)
     got = {}
-    for layout in ("lanes", "table"):
-        monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD", layout)
-        go = torch.ones(2, 20, 3 * d, device="cuda", dtype=dtype)
+    for layout in ("lanes", "table", None):
+        if layout is None:
+            monkeypatch.delenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD", raising=False)
+        else:
+            monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD", layout)
         got[layout] = torch.ops.twinops.ms_deform_attn_backward(go, *xs, [True, True, True])
-    for a, b in zip(got["lanes"], got["table"]):
-        assert torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))
+        got[layout, "odd"] = torch.ops.twinops.ms_deform_attn_backward(go, odd, *xs[1:], [True, True, True])
+    for key, grads in got.items():
+        for a, b in zip(got["lanes"], grads):
+            assert torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0)), key
+    assert torch.isnan(got[None][2][0, 0, 0, 0, 0])  # the NaN location's weight gradient

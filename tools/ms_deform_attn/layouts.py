@@ -4,7 +4,7 @@
 
 Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, and unset (the default: the vector
 layout where value's rows allow it). Backward (all three gradients): TWINOPS_MS_DEFORM_ATTN_BACKWARD
-= lanes and unset (the shared table), and the default without grad_value (grad_loc and grad_weight
+= lanes, table, and unset (the vector layout where it fits), and the default without grad_value (grad_loc and grad_weight
 only: what the fixed-point scatter of grad_value costs is the difference). Each layout's result is checked bitwise against the first
 one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events, median, L2
 flushed before each call). Prints a markdown table of milliseconds, and each layout's ratio to the
@@ -23,7 +23,7 @@ from twinops.bench.timing import Timer
 from twinops.library.ms_deform_attn.bench import SHAPES, Case
 
 FORWARD = ("elements", "heads", None)
-BACKWARD = ("lanes", None)
+BACKWARD = ("lanes", "table", None)
 NO_GRAD_VALUE = "bwd default, no grad_value"
 
 

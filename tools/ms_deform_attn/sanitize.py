@@ -1,7 +1,8 @@
 """ms_deform_attn's cases for tools/sanitize.py: the forward and the deterministic backward.
 
 Every CUDA dtype and both index dtypes; levels of 1x1 and 1 x w; locations outside [0, 1],
-exactly on 0 and 1, NaN and infinite; NaN and infinite values and weights; an empty query set;
+exactly on 0 and 1, NaN and infinite; NaN and infinite values and weights; channel counts for
+both the one-warp-per-head and the vector layouts; an empty query set;
 and level tables that do not fit value (a start past S, a level larger than S, a negative size),
 which the kernels must answer with NaN without reading outside value. ``quick``: one forward and
 backward (the plane-max kernel's shared memory and barriers).
@@ -37,8 +38,9 @@ def cases(g: torch.Generator, quick: bool) -> int:
     n = 0
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for index_dtype in (torch.int64, torch.int32):
-            for shapes in ([(6, 7), (3, 4), (1, 1)], [(1, 9)], [(5, 1), (2, 2)]):
-                xs = _inputs(g, 2, shapes, 3, 5, 7, 2, dtype, index_dtype)
+            # D = 5 takes the one-warp-per-head kernels, 8 and 40 the vector layouts
+            for shapes, d in (([(6, 7), (3, 4), (1, 1)], 5), ([(1, 9)], 8), ([(5, 1), (2, 2)], 40)):
+                xs = _inputs(g, 2, shapes, 3, d, 7, 2, dtype, index_dtype)
                 xs[3].view(-1)[:8] = torch.tensor([0.0, 1.0, 1.0, 0.0, float("nan"), 0.5, float("inf"), -float("inf")],
                                                   dtype=dtype)
                 xs[0].view(-1)[3] = float("inf")

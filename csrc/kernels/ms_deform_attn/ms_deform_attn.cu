@@ -3,9 +3,11 @@
 // Forward, three layouts (forward_layout): one thread per output element (n, q, m, d), d fastest,
 // so a warp's loads of one tap read consecutive channels of one value row; one warp per query
 // head, its samples computed once into shared memory and its lanes over the channels; or a few
-// lanes per head, each reading 16 bytes of channels per tap. Backward, deterministic:
-// - grad_loc and grad_weight: one warp per query head (n, q, m), its lanes over the channels,
-//   each sample's channel sum in a fixed shuffle tree (no atomics);
+// lanes per head, each reading 16 bytes of channels per tap (ms_deform_attn_vectors.cuh).
+// Backward, deterministic (backward_layout: one warp per query head, or the vector layout's few
+// lanes per head, the same bits):
+// - grad_loc and grad_weight: the head's lanes over the channels, each sample's channel sum in
+//   a fixed shuffle tree (no atomics);
 // - grad_value: the same lanes add grad_output * weight * tap weight of their channels into a
 //   64-bit fixed-point accumulator per value element (../fixed_scatter.cuh: integer addition is
 //   associative, so the sum is bitwise the same whatever the schedule). The scale of a plane
@@ -148,83 +150,6 @@ __global__ void __launch_bounds__(kThreads)
       __syncwarp();  // the next chunk overwrites the table
     }
     if (d < p.d) o[d * os[2]] = store_as<T>(acc);
-  }
-}
-
-// The forward with G lanes per query head (G a power of two, at most 32), each lane holding V
-// = 16 / sizeof(T) adjacent channels read as one 16-byte vector per tap: a warp serves 32 / G
-// heads. The head's samples go into shared memory as forward_heads_kernel's, filled by its G
-// lanes, with each tap's offset from the head's channel 0 in 32 bits (vector_layout_fits). Per
-// channel the arithmetic and its order are forward_heads_kernel's, so the bits are the same.
-// Three blocks per SM: ptxas then gives it the 80 registers it needs (sm_90, CUDA 13: without
-// the bound it kept 64 and spilled 16 to 40 bytes).
-template <typename T, typename I, int G>
-__global__ void __launch_bounds__(kThreads, 3)
-    forward_vectors_kernel(const Params p, const T* __restrict__ value, const I* __restrict__ shapes,
-                           const I* __restrict__ starts, const T* __restrict__ loc, const T* __restrict__ weights,
-                           T* __restrict__ out, int64_t heads) {
-  using Acc = typename OpMath<T>::type;
-  using V = Vec16<T>;
-  constexpr int kGroups = kThreads / G;                // heads per block
-  constexpr int kChunk = 2 * G < 16 ? 2 * G : 16;      // samples per table fill (18 KiB a block at most)
-  __shared__ int32_t tap_off[kGroups][kChunk][4];      // value offset of the tap's row, -1 outside
-  __shared__ Acc tap_w[kGroups][kChunk][4];
-  __shared__ Acc sample_a[kGroups][kChunk];
-  const int r = static_cast<int>(threadIdx.x % G), g = static_cast<int>(threadIdx.x / G);
-  const int64_t h = static_cast<int64_t>(blockIdx.x) * kGroups + g;
-  if (h >= heads) return;  // h is the same for the group's lanes: they leave together
-  // The group's lanes within their warp: only they share the group's table.
-  const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31u) & ~(G - 1u));
-  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
-  const int64_t samples = p.levels * p.points;
-  const int64_t* vs = p.value_stride;
-  const T* v = value + n * vs[0] + m * vs[2];
-  const int64_t* os = p.out_stride;
-  T* o = out + n * os[0] + q * os[1] + m * p.d * os[2];
-  const int64_t vectors = p.d / V::kLanes;
-  for (int64_t c0v = 0; c0v < vectors; c0v += G) {
-    const int64_t cv = c0v + r;  // this lane's vector: channels cv * V ... cv * V + V - 1
-    Acc acc[V::kLanes];
-#pragma unroll
-    for (int k = 0; k < V::kLanes; ++k) acc[k] = Acc(0);
-    for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
-      const int count = static_cast<int>(samples - c0 < kChunk ? samples - c0 : kChunk);
-      for (int i = r; i < count; i += G) {
-        const int64_t j = c0 + i, l = j / p.points, k = j - l * p.points;
-        int64_t start = 0;
-        SampleTaps<Acc> st;
-        Acc a;
-        const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
-#pragma unroll
-        for (int t = 0; t < 4; ++t) {
-          tap_off[g][i][t] = ok && st.row[t] >= 0 ? static_cast<int32_t>((start + st.row[t]) * vs[1]) : -1;
-          tap_w[g][i][t] = st.w[t];
-        }
-        sample_a[g][i] = ok ? a : quiet_nan<Acc>();
-      }
-      __syncwarp(mask);
-      if (cv < vectors) {
-        const T* vc = v + cv * V::kLanes;
-        for (int i = 0; i < count; ++i) {
-          Acc s[V::kLanes];
-#pragma unroll
-          for (int k = 0; k < V::kLanes; ++k) s[k] = Acc(0);
-#pragma unroll
-          for (int t = 0; t < 4; ++t) {
-            const int32_t off = tap_off[g][i][t];
-            if (off >= 0) V::load_or_zero(vc + off, true).accumulate(s, tap_w[g][i][t]);
-          }
-          const Acc a = sample_a[g][i];
-#pragma unroll
-          for (int k = 0; k < V::kLanes; ++k) acc[k] += a * s[k];
-        }
-      }
-      __syncwarp(mask);  // the next chunk overwrites the table
-    }
-    if (cv < vectors) {
-#pragma unroll
-      for (int k = 0; k < V::kLanes; ++k) o[(cv * V::kLanes + k) * os[2]] = store_as<T>(acc[k]);
-    }
   }
 }
 
@@ -396,6 +321,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+#include "ms_deform_attn_vectors.cuh"  // the vector layouts, on the helpers above
+
 // Element i of the contiguous (N, S, M, D) grad_value from its accumulator, flags and plane's scale.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) finish_kernel(const Params p, const unsigned long long* __restrict__ acc,
@@ -422,7 +349,7 @@ bool vector_layout_fits(const Params& p, const T* value) {
   const int64_t* vs = p.value_stride;
   return vs[3] == 1 && p.d % kLanes == 0 && vs[0] % kLanes == 0 && vs[1] % kLanes == 0 && vs[2] % kLanes == 0 &&
          vs[0] >= 0 && vs[1] >= 0 && vs[2] >= 0 && reinterpret_cast<uintptr_t>(value) % 16 == 0 &&
-         p.s * vs[1] <= int64_t{2147483647};
+         p.s <= int64_t{2147483647} && p.s * vs[1] <= int64_t{2147483647};
 }
 
 template <typename T>
@@ -435,13 +362,14 @@ ForwardLayout forward_layout(const Params& p, const T* value) {
   return vector_layout_fits(p, value) ? kVectors : kHeads;
 }
 
-BackwardLayout backward_layout(const Params& p) {
+template <typename T>
+BackwardLayout backward_layout(const Params& p, const T* value) {
   const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD");
   if (v != nullptr && std::strcmp(v, "lanes") == 0) return kLaneSamples;
+  if (v != nullptr && std::strcmp(v, "table") == 0) return kSampleTable;
   // The table: 1.1x to 1.3x the per-lane samples at every bench shape on the H200
-  // (docs/perf/ms_deform_attn-notes.md).
-  (void)p;
-  return kSampleTable;
+  // (docs/perf/ms_deform_attn-notes.md); the vector layout where value's rows allow it.
+  return vector_layout_fits(p, value) ? kVectorTable : kSampleTable;
 }
 
 size_t backward_workspace_bytes(const Params& p, bool grad_value) {
@@ -526,14 +454,19 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
       if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
   }
-  if (heads > 0) {  // one warp per query head
-    const unsigned blocks = blocks_for(heads * 32);
-    if (backward_layout(p) == kSampleTable)
-      sample_kernel<T, I, true><<<blocks, kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights, heads,
-                                                                 frac, acc, flags, gloc, gweight);
-    else
-      sample_kernel<T, I, false><<<blocks, kThreads, 0, stream>>>(p, gout, value, shapes, starts, loc, weights, heads,
-                                                                  frac, acc, flags, gloc, gweight);
+  if (heads > 0) {
+    const BackwardLayout layout = backward_layout(p, value);
+    if (layout == kVectorTable) {  // 32 / V lanes per query head
+      const int64_t lanes = heads * (32 / Vec16<T>::kLanes);
+      sample_vectors_kernel<T, I><<<blocks_for(lanes), kThreads, 0, stream>>>(
+          p, gout, value, shapes, starts, loc, weights, heads, frac, acc, flags, gloc, gweight);
+    } else if (layout == kSampleTable) {  // one warp per query head
+      sample_kernel<T, I, true><<<blocks_for(heads * 32), kThreads, 0, stream>>>(
+          p, gout, value, shapes, starts, loc, weights, heads, frac, acc, flags, gloc, gweight);
+    } else {
+      sample_kernel<T, I, false><<<blocks_for(heads * 32), kThreads, 0, stream>>>(
+          p, gout, value, shapes, starts, loc, weights, heads, frac, acc, flags, gloc, gweight);
+    }
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (gvalue != nullptr && elems > 0) {

@@ -27,11 +27,14 @@ template <typename T, typename I>
 cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const I* starts, const T* loc,
                          const T* weights, T* out, cudaStream_t stream);
 
-// Where the backward's warps get their samples: each lane computes them (kLaneSamples), or the
-// warp computes each once into a shared-memory table (kSampleTable, the default). Both give the
-// same bits. TWINOPS_MS_DEFORM_ATTN_BACKWARD = "lanes" forces the first (read per call).
-enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1 };
-BackwardLayout backward_layout(const Params& p);
+// Where the backward gets its samples: one warp per query head whose lanes each compute them
+// (kLaneSamples) or that computes each once into a shared-memory table (kSampleTable); or, where
+// the forward's vector layout fits, 32 / V lanes per head (V channels a lane, 16 bytes) with the
+// table (kVectorTable, the default there, else kSampleTable). All give the same bits.
+// TWINOPS_MS_DEFORM_ATTN_BACKWARD = "lanes" or "table" forces one (read per call).
+enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1, kVectorTable = 2 };
+template <typename T>
+BackwardLayout backward_layout(const Params& p, const T* value);
 
 // Workspace of backward_cuda: the fixed-point accumulators when grad_value is asked for, else 0.
 size_t backward_workspace_bytes(const Params& p, bool grad_value);
