@@ -17,7 +17,8 @@
 #             tests of tests/test_conformance.py (no enqueue test may be skipped)
 #   memcheck: compute-sanitizer memcheck over tools/plugin_host_sanitize.py
 #   sanitize: compute-sanitizer memcheck over tools/sanitize.py for $OPS (default: every op)
-#   bench:    python -m twinops.bench for $OPS (default: every op), tables in $LOGDIR/bench_<op>.md
+#   bench:    python -m twinops.bench for $OPS (default: every op), tables in $LOGDIR/bench_<op>.md,
+#             then tools/<op>/layouts.py where the op has one (its kernel variants side by side)
 # Exit status 0 only when every step passed. Logs go to $LOGDIR (default /tmp/twinops_gpu_check).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -85,6 +86,10 @@ fi
 if [[ " $STEPS " == *" bench "* ]]; then
     for op in ${OPS:-$("$PY" -c "from twinops.bench.cli import registered; print(*registered())")}; do
         step "bench_$op" "$PY" -m twinops.bench "$op" --markdown "$LOGDIR/bench_$op.md" --json "$LOGDIR/bench_$op.json"
+        # an op's own comparison of its kernel variants, where it has one
+        if [ -f "tools/$op/layouts.py" ]; then
+            step "layouts_$op" "$PY" "tools/$op/layouts.py"
+        fi
     done
 fi
 

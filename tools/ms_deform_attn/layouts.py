@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--dtypes", default="float32,float16,bfloat16")
-    ap.add_argument("--atomics", action="store_true", help="also time the scatter's additions alone")
+    ap.add_argument("--no-atomics", action="store_true", help="skip timing the scatter's additions alone")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available() or not twinops.has_cuda_kernels():
         print("layouts.py: needs a GPU and twinops built with its CUDA kernels", file=sys.stderr)
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
             partial = lambda: torch.ops.twinops.ms_deform_attn_backward(go, *xs, [False, True, True])  # noqa: E731
             cells.append(f"{timer.median_ms(partial):.3f}")
             print(f"| {shape} N={n} Lq={q} | {dtype} | " + " | ".join(cells) + " |", flush=True)
-    if args.atomics:
+    if not args.no_atomics:
         print("\n" + atomics(timer, dev))
     return status
 
