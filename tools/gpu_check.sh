@@ -6,6 +6,9 @@
 #     OPS="roi_align deform_conv2d" bash tools/gpu_check.sh suite sanitize bench
 #
 # TensorRT headers: $TWINOPS_TRT_HEADERS or .trt/10/include (git-ignored: carry it to the GPU machine).
+# The plugin library's kernel objects are cached in build/trt/kernels.<digest> by content (sources,
+# headers, flags; not paths): built on another machine with the same nvcc and carried along, they
+# spare this machine their compile.
 # Steps 1-2 always run (the plugin build is cached by content, ~10 s when warm), so the other steps
 # can be run in separate calls to stay under a per-command time limit.
 #
