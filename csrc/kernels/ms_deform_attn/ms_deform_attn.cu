@@ -59,6 +59,23 @@ __device__ __forceinline__ bool sample_of(const Params& p, const I* shapes, cons
   return true;
 }
 
+// Query head h = (n, q, m) (m fastest) and its rows: value's plane (n, :, m, :) and the
+// (N, Lq, M * D) tensor's channels of (n, q, m), the forward's output or the backward's
+// grad_output (O: T or const T).
+template <typename T, typename O>
+struct Head {
+  int64_t n, q, m, samples;
+  const T* v;
+  O* o;
+
+  __device__ __forceinline__ Head(const Params& p, int64_t h, const T* value, O* out) {
+    m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
+    samples = p.levels * p.points;
+    v = value + n * p.value_stride[0] + m * p.value_stride[2];
+    o = out + n * p.out_stride[0] + q * p.out_stride[1] + m * p.d * p.out_stride[2];
+  }
+};
+
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(const Params p, const T* __restrict__ value, const I* __restrict__ shapes,
@@ -110,12 +127,12 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (h >= heads) return;  // h is the same for the whole warp: it leaves together
-  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
-  const int64_t samples = p.levels * p.points;
+  const Head<T, T> head(p, h, value, out);
+  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
+  const T* v = head.v;
+  T* o = head.o;
   const int64_t* vs = p.value_stride;
-  const T* v = value + n * vs[0] + m * vs[2];
   const int64_t* os = p.out_stride;
-  T* o = out + n * os[0] + q * os[1] + m * p.d * os[2];
   for (int64_t d0 = 0; d0 < p.d; d0 += 32) {
     const int64_t d = d0 + lane;
     Acc acc = Acc(0);
@@ -250,13 +267,13 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (h >= heads) return;  // h is the same for the whole warp: it leaves together
-  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
+  const Head<T, const T> head(p, h, value, gout);
+  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
+  const T* go = head.o;
+  const T* v = head.v;
   const int64_t* os = p.out_stride;
   const int64_t* vs = p.value_stride;
-  const T* go = gout + n * os[0] + q * os[1] + m * p.d * os[2];
-  const T* v = value + n * vs[0] + m * vs[2];
   const int f = acc != nullptr ? frac[n * p.m + m] : 0;
-  const int64_t samples = p.levels * p.points;
   int64_t l = 0, k = 0;  // the sample the loop below is at (level-major), counted without divisions
   for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
     if constexpr (kTable) {

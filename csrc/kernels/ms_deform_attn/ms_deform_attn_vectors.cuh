@@ -3,7 +3,7 @@
 // one load per tap, so a warp serves several heads. Each gives the bits of its one-warp-per-head
 // twin in ms_deform_attn.cu: the same arithmetic per channel in the same order (and, for the
 // backward's channel sums, the same tree). Included by ms_deform_attn.cu inside its `kernels`
-// namespace, after the helpers they share (sample_of, kThreads) and ../vector_io.cuh.
+// namespace, after the helpers they share (Head, sample_of, kThreads) and ../vector_io.cuh.
 #pragma once
 
 // The lanes of a group of G (a power of two, at most 32) within their warp, for __syncwarp and
@@ -36,12 +36,12 @@ __global__ void __launch_bounds__(kThreads, 3)
   const int64_t h = static_cast<int64_t>(blockIdx.x) * kGroups + g;
   if (h >= heads) return;  // h is the same for the group's lanes: they leave together
   const unsigned mask = group_mask<G>();
-  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
-  const int64_t samples = p.levels * p.points;
+  const Head<T, T> head(p, h, value, out);
+  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
+  const T* v = head.v;
+  T* o = head.o;
   const int64_t* vs = p.value_stride;
-  const T* v = value + n * vs[0] + m * vs[2];
   const int64_t* os = p.out_stride;
-  T* o = out + n * os[0] + q * os[1] + m * p.d * os[2];
   const int64_t vectors = p.d / V::kLanes;
   for (int64_t c0v = 0; c0v < vectors; c0v += G) {
     const int64_t cv = c0v + r;  // this lane's vector: channels cv * V ... cv * V + V - 1
@@ -121,14 +121,14 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t h = static_cast<int64_t>(blockIdx.x) * kGroups + g;
   if (h >= heads) return;  // h is the same for the group's lanes: they leave together
   const unsigned mask = group_mask<kG>();
-  const int64_t m = h % p.m, q = (h / p.m) % p.lq, n = h / (p.m * p.lq);
+  const Head<T, const T> head(p, h, value, gout);
+  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
+  const T* go = head.o;
+  const T* v = head.v;
   const int64_t* os = p.out_stride;
   const int64_t* vs = p.value_stride;
-  const T* go = gout + n * os[0] + q * os[1] + m * p.d * os[2];
-  const T* v = value + n * vs[0] + m * vs[2];
   const int f = acc != nullptr ? frac[n * p.m + m] : 0;
   const int64_t acc_base = (n * p.s * p.m + m) * p.d, acc_row = p.m * p.d;  // (N, S, M, D) accumulators
-  const int64_t samples = p.levels * p.points;
   int64_t l = 0, k = 0;  // the sample the loop below is at (level-major), counted without divisions
   for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
     const int count = static_cast<int>(samples - c0 < kChunk ? samples - c0 : kChunk);
