@@ -506,5 +506,13 @@ TWIN_INSTANTIATE(__nv_bfloat16, int32_t)
 TWIN_INSTANTIATE(__nv_bfloat16, int64_t)
 #undef TWIN_INSTANTIATE
 
+#define TWIN_INSTANTIATE_LAYOUTS(T)                                       \
+  template ForwardLayout forward_layout<T>(const Params&, const T*);     \
+  template BackwardLayout backward_layout<T>(const Params&, const T*);
+TWIN_INSTANTIATE_LAYOUTS(float)
+TWIN_INSTANTIATE_LAYOUTS(__half)
+TWIN_INSTANTIATE_LAYOUTS(__nv_bfloat16)
+#undef TWIN_INSTANTIATE_LAYOUTS
+
 }  // namespace ms_deform_attn
 }  // namespace twinops
