@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
@@ -410,21 +411,16 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
     const int64_t vectors = p.d / Vec16<T>::kLanes;
     int g = 2;
     while (g < 32 && g < vectors) g *= 2;
-    const unsigned blocks = static_cast<unsigned>((heads * g + kernels::kThreads - 1) / kernels::kThreads);
-#define TWIN_VECTORS(G)                                                                                   \
-  case G:                                                                                                 \
-    kernels::forward_vectors_kernel<T, I, G><<<blocks, kernels::kThreads, 0, stream>>>(p, value, shapes,   \
-                                                                                        starts, loc,       \
-                                                                                        weights, out, heads); \
-    break;
-    switch (g) {
-      TWIN_VECTORS(2)
-      TWIN_VECTORS(4)
-      TWIN_VECTORS(8)
-      TWIN_VECTORS(16)
-      TWIN_VECTORS(32)
-    }
-#undef TWIN_VECTORS
+    const auto launch = [&](auto lanes) {
+      constexpr int G = decltype(lanes)::value;
+      kernels::forward_vectors_kernel<T, I, G><<<kernels::blocks_for(heads * G), kernels::kThreads, 0, stream>>>(
+          p, value, shapes, starts, loc, weights, out, heads);
+    };
+    if (g == 2) launch(std::integral_constant<int, 2>{});
+    else if (g == 4) launch(std::integral_constant<int, 4>{});
+    else if (g == 8) launch(std::integral_constant<int, 8>{});
+    else if (g == 16) launch(std::integral_constant<int, 16>{});
+    else launch(std::integral_constant<int, 32>{});
   } else if (layout == kHeads) {
     kernels::forward_heads_kernel<T, I><<<kernels::blocks_for(heads * 32), kernels::kThreads, 0, stream>>>(
         p, value, shapes, starts, loc, weights, out, heads);
