@@ -3,12 +3,20 @@
     python tools/ms_deform_attn/layouts.py [--reps 15] [--warmup 3] [--dtypes float32,float16]
 
 Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, and unset (the default: the vector
-layout where value's rows allow it). Backward (all three gradients): TWINOPS_MS_DEFORM_ATTN_BACKWARD
-= lanes, table, and unset (the vector layout where it fits), and the default without grad_value (grad_loc and grad_weight
-only: what the fixed-point scatter of grad_value costs is the difference). Each layout's result is checked bitwise against the first
-one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events, median, L2
-flushed before each call). Prints a markdown table of milliseconds, and each layout's ratio to the
-first one of its direction (above 1: faster).
+layout where value's rows allow it). Backward (all three gradients):
+TWINOPS_MS_DEFORM_ATTN_BACKWARD = lanes, table, and unset (the vector layout where it fits), and
+the default without grad_value (grad_loc and grad_weight only: the difference is what the
+fixed-point scatter of grad_value costs). Each layout's result is checked bitwise against the
+first one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events,
+median, L2 flushed before each call). Prints a markdown table of milliseconds, and each layout's
+ratio to the first one of its direction (above 1: faster).
+
+Then (unless --no-atomics) what the grad_value scatter's additions cost by themselves: every
+(sample, tap, channel) contribution of the encoder shape (N = 1, float32) added with torch's
+scatter_add_ (one atomic add each on CUDA) into a float32 and into an int64 tensor, the same
+addresses in the same order (grouped by level and tap corner, channels innermost; not the
+kernel's order): mmcv's backward adds float32 atomics, twinops' fixed-point scatter 64-bit
+integer ones.
 """
 from __future__ import annotations
 
