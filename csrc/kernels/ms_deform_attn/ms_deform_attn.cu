@@ -363,11 +363,11 @@ constexpr int64_t kPlaneMaxBlocks = 1024;
 
 template <typename T>
 bool vector_layout_fits(const Params& p, const T* value) {
-  constexpr int64_t kLanes = Vec16<T>::kLanes;
+  constexpr int64_t kLanes = Vec16<T>::kLanes, kMax32 = 2147483647;
   const int64_t* vs = p.value_stride;
   return vs[3] == 1 && p.d % kLanes == 0 && vs[0] % kLanes == 0 && vs[1] % kLanes == 0 && vs[2] % kLanes == 0 &&
          vs[0] >= 0 && vs[1] >= 0 && vs[2] >= 0 && reinterpret_cast<uintptr_t>(value) % 16 == 0 &&
-         p.s <= int64_t{2147483647} && p.s * vs[1] <= int64_t{2147483647};
+         p.s <= kMax32 && (p.s == 0 || vs[1] <= kMax32 / p.s);  // every row's offset, S * stride, in int32
 }
 
 template <typename T>
