@@ -71,6 +71,23 @@ def test_onnx_node_takes_asymmetric_pads_and_absent_attributes():
     assert _plugin("DeformConv").build(_specs(ORDER["DeformConv"], **shapes)).outputs[0]["dims"] == (N, C_OUT, 9, 12)
 
 
+@needs_lib
+@pytest.mark.parametrize("version", ["1", "legacy"])
+@pytest.mark.parametrize("creator", list(ORDER))
+def test_workspace_covers_the_columns_for_any_profile_maxima(creator, version):
+    """The workspace asked for at the profile's maxima holds the sampled columns (float32, C_in *
+    kh * kw rows, one column per (image, output position)) of every shape within the profile,
+    also where the maxima of the inputs are not consistent with each other (each input's range
+    is set on its own: here input's (H, W) doubled gives a 12 x 24 output, offset's says 12 x 22)."""
+    plugin = _plugin(creator, version, **FIELDS[creator])
+    columns = 4 * C_IN * KH * KW * HO * WO  # bytes of one image's columns
+    exact = plugin.build(_specs(ORDER[creator]))
+    assert exact.workspace >= N * columns
+    doubled = [ph.TensorSpec(F32, SHAPES[n], opt=SHAPES[n], max=[2 * v for v in SHAPES[n]]) for n in ORDER[creator]]
+    # N, C_in and the output positions (offset's maxima) doubled; the kernel is what weight says
+    assert _plugin(creator, version, **FIELDS[creator]).build(doubled).workspace >= 2 * N * 2 * 4 * columns
+
+
 REFUSED = [  # (creator, fields, specs, message)
     ("TwinopsDeformConv2d", {}, _specs(ORDER["TwinopsDeformConv2d"], offset=(N, 2 * KH * KW, HO + 1, WO)),
      "offset's H (7) must equal the output's (6"),

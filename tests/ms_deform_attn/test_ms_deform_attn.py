@@ -249,16 +249,17 @@ def test_level_sizes_split_s_into_levels_of_at_least_one_row(s, levels):
 @pytest.mark.parametrize("d", [1, 8, 32, 40, 64, 136, 256])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
-    """One thread per element, one warp per head and the 16-byte vectors (the default where D
-    and value's rows allow: 2 to 32 lanes per head, and two passes over the channels at D = 256
-    in float32) sum alike; more than 32 samples per head (L * P = 36) take several table fills;
-    D = 1 and an odd-strided value take the head layout by default."""
+    """One thread per element, one warp per head, the 16-byte vectors (where D and value's rows
+    allow: 2 to 32 lanes per head, and two passes over the channels at D = 256 in float32) and
+    the default (here the head layout: too few heads to fill the device with vector blocks) sum
+    alike; more than 32 samples per head (L * P = 36) take several table fills; D = 1 and an
+    odd-strided value take the head layout when the vectors are asked for."""
     xs = make([(9, 11), (5, 6), (3, 3), (1, 2)], n=2, m=3, d=d, lq=20, p=9, dtype=dtype, device="cuda")
     xs[3][0, 0, 0, 0, 0] = torch.tensor([NAN, 0.5])
     odd = torch.empty(2, xs[0].shape[1], 3, d + 1, dtype=dtype, device="cuda")[..., 1:]
     odd.copy_(xs[0])  # channels start one element past a 16-byte boundary
     got = {}
-    for layout in ("elements", "heads", None):
+    for layout in ("elements", "heads", "vectors", None):
         if layout is None:
             monkeypatch.delenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", raising=False)
         else:
@@ -275,11 +276,10 @@ def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
 @pytest.mark.parametrize("d", [1, 32, 40, 136])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_cuda_backward_layouts_give_the_same_bits(monkeypatch, d, dtype):
-    """Samples computed by every lane (TWINOPS_MS_DEFORM_ATTN_BACKWARD=lanes), taken from the
-    warp's shared table (=table) and the vector layout (the default where D and value's rows
-    allow; D = 40 and 136 leave some lanes without channels in the last round of 32) give the
-    same three gradients, bitwise; L * P = 36 takes several table fills; D = 1 and an odd-strided
-    value take the table by default."""
+    """Samples computed by every lane (TWINOPS_MS_DEFORM_ATTN_BACKWARD=lanes) and taken from the
+    warp's shared table (=table, the default) give the same three gradients, bitwise, for any
+    value strides; L * P = 36 takes several table fills; D = 40 and 136 leave some lanes without
+    channels in the last round of 32."""
     xs = make([(9, 11), (5, 6), (3, 3), (1, 2)], n=2, m=3, d=d, lq=20, p=9, dtype=dtype, device="cuda")
     xs[3][0, 0, 0, 0, 0] = torch.tensor([NAN, 0.5])
     odd = torch.empty(2, xs[0].shape[1], 3, d + 1, dtype=dtype, device="cuda")[..., 1:]

@@ -2,10 +2,10 @@
 
     python tools/ms_deform_attn/layouts.py [--reps 15] [--warmup 3] [--dtypes float32,float16]
 
-Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, and unset (the default: the vector
-layout where value's rows allow it). Backward (all three gradients):
-TWINOPS_MS_DEFORM_ATTN_BACKWARD = lanes, table, and unset (the vector layout where it fits), and
-the default without grad_value (grad_loc and grad_weight only: the difference is what the
+Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, vectors, and unset (the default: the
+vector layout where value's rows allow it and its blocks fill the device twice over, else the
+head layout). Backward (all three gradients): TWINOPS_MS_DEFORM_ATTN_BACKWARD = lanes and table
+(the default), and the default without grad_value (grad_loc and grad_weight only: the difference is what the
 fixed-point scatter of grad_value costs). Each layout's result is checked bitwise against the
 first one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events,
 median, L2 flushed before each call). Prints a markdown table of milliseconds, and each layout's
@@ -30,8 +30,8 @@ import twinops
 from twinops.bench.timing import Timer
 from twinops.library.ms_deform_attn.bench import SHAPES, Case
 
-FORWARD = ("elements", "heads", None)
-BACKWARD = ("lanes", "table", None)
+FORWARD = ("elements", "heads", "vectors", None)
+BACKWARD = ("lanes", "table")
 NO_GRAD_VALUE = "bwd default, no grad_value"
 
 

@@ -4,8 +4,7 @@
 // so a warp's loads of one tap read consecutive channels of one value row; one warp per query
 // head, its samples computed once into shared memory and its lanes over the channels; or a few
 // lanes per head, each reading 16 bytes of channels per tap (ms_deform_attn_vectors.cuh).
-// Backward, deterministic (backward_layout: one warp per query head, or the vector layout's few
-// lanes per head, the same bits):
+// Backward, deterministic (one warp per query head):
 // - grad_loc and grad_weight: the head's lanes over the channels, each sample's channel sum in
 //   a fixed shuffle tree (no atomics);
 // - grad_value: the same lanes add grad_output * weight * tap weight of their channels into a
@@ -23,6 +22,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../device_props.h"
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
 #include "../vector_io.cuh"
@@ -370,24 +370,40 @@ bool vector_layout_fits(const Params& p, const T* value) {
          p.s <= kMax32 && (p.s == 0 || vs[1] <= kMax32 / p.s);  // every row's offset, S * stride, in int32
 }
 
+// The vector layout's lanes per head: value's 16-byte vectors per row rounded up to a power of
+// two, 2 to 32.
+template <typename T>
+int vector_lanes(const Params& p) {
+  const int64_t vectors = p.d / Vec16<T>::kLanes;
+  int g = 2;
+  while (g < 32 && g < vectors) g *= 2;
+  return g;
+}
+
 template <typename T>
 ForwardLayout forward_layout(const Params& p, const T* value) {
   const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_FORWARD");
   if (v != nullptr && std::strcmp(v, "elements") == 0) return kElements;
   if (v != nullptr && std::strcmp(v, "heads") == 0) return kHeads;
-  // The head layout: 2.1x to 2.7x the element layout at every bench shape on the H200
-  // (docs/perf/ms_deform_attn-notes.md); the vector layout where value's rows allow it.
-  return vector_layout_fits(p, value) ? kVectors : kHeads;
+  if (!vector_layout_fits(p, value)) return kHeads;
+  if (v != nullptr && std::strcmp(v, "vectors") == 0) return kVectors;
+  // The head layout: 2.1x to 2.7x the element layout at every bench shape on the H200. The
+  // vector layout: 1.6x to 2.8x the head layout where its blocks fill the device twice over,
+  // but, with 8 to 64 heads a block, slower where they do not (2.2x slower at 38 blocks on
+  // 132 SMs, 6% at 150), on the H100 (docs/perf/ms_deform_attn-notes.md). Unknown SM count:
+  // the head layout.
+  DeviceProps d;
+  if (current_device_props(&d) != cudaSuccess || d.sm_count <= 0) return kHeads;
+  const int64_t blocks = kernels::blocks_for(p.n * p.lq * p.m * vector_lanes<T>(p));
+  return blocks >= 2 * d.sm_count ? kVectors : kHeads;
 }
 
-template <typename T>
-BackwardLayout backward_layout(const Params& p, const T* value) {
+BackwardLayout backward_layout() {
   const char* v = std::getenv("TWINOPS_MS_DEFORM_ATTN_BACKWARD");
   if (v != nullptr && std::strcmp(v, "lanes") == 0) return kLaneSamples;
-  if (v != nullptr && std::strcmp(v, "table") == 0) return kSampleTable;
   // The table: 1.1x to 1.3x the per-lane samples at every bench shape on the H200
-  // (docs/perf/ms_deform_attn-notes.md); the vector layout where value's rows allow it.
-  return vector_layout_fits(p, value) ? kVectorTable : kSampleTable;
+  // (docs/perf/ms_deform_attn-notes.md).
+  return kSampleTable;
 }
 
 size_t backward_workspace_bytes(const Params& p, bool grad_value) {
@@ -407,10 +423,7 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
   const int64_t heads = p.n * p.lq * p.m;
   const ForwardLayout layout = forward_layout(p, value);
   if (layout == kVectors) {
-    // G: lanes per head, the vectors per row rounded up to a power of two, 2 to 32
-    const int64_t vectors = p.d / Vec16<T>::kLanes;
-    int g = 2;
-    while (g < 32 && g < vectors) g *= 2;
+    const int g = vector_lanes<T>(p);
     const auto launch = [&](auto lanes) {
       constexpr int G = decltype(lanes)::value;
       kernels::forward_vectors_kernel<T, I, G><<<kernels::blocks_for(heads * G), kernels::kThreads, 0, stream>>>(
@@ -468,12 +481,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* value, const 
     }
   }
   if (heads > 0) {
-    const BackwardLayout layout = backward_layout(p, value);
-    if (layout == kVectorTable) {  // 32 / V lanes per query head
-      const int64_t lanes = heads * (32 / Vec16<T>::kLanes);
-      sample_vectors_kernel<T, I><<<blocks_for(lanes), kThreads, 0, stream>>>(
-          p, gout, value, shapes, starts, loc, weights, heads, frac, acc, flags, gloc, gweight);
-    } else if (layout == kSampleTable) {  // one warp per query head
+    if (backward_layout() == kSampleTable) {
       sample_kernel<T, I, true><<<blocks_for(heads * 32), kThreads, 0, stream>>>(
           p, gout, value, shapes, starts, loc, weights, heads, frac, acc, flags, gloc, gweight);
     } else {
@@ -502,13 +510,9 @@ TWIN_INSTANTIATE(__nv_bfloat16, int32_t)
 TWIN_INSTANTIATE(__nv_bfloat16, int64_t)
 #undef TWIN_INSTANTIATE
 
-#define TWIN_INSTANTIATE_LAYOUTS(T)                                       \
-  template ForwardLayout forward_layout<T>(const Params&, const T*);     \
-  template BackwardLayout backward_layout<T>(const Params&, const T*);
-TWIN_INSTANTIATE_LAYOUTS(float)
-TWIN_INSTANTIATE_LAYOUTS(__half)
-TWIN_INSTANTIATE_LAYOUTS(__nv_bfloat16)
-#undef TWIN_INSTANTIATE_LAYOUTS
+template ForwardLayout forward_layout<float>(const Params&, const float*);
+template ForwardLayout forward_layout<__half>(const Params&, const __half*);
+template ForwardLayout forward_layout<__nv_bfloat16>(const Params&, const __nv_bfloat16*);
 
 }  // namespace ms_deform_attn
 }  // namespace twinops

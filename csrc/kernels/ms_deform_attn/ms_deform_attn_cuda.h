@@ -15,8 +15,9 @@ namespace ms_deform_attn {
 // How the forward maps work to threads: one thread per output element (kElements); one warp
 // per query head (n, q, m) sharing its samples' taps through shared memory (kHeads); or, where
 // value's channels are contiguous and its rows 16-byte aligned with offsets in 32 bits, a few
-// lanes per head reading 16 bytes of channels per tap (kVectors, the default where it fits).
-// All give the same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements"
+// lanes per head reading 16 bytes of channels per tap (kVectors). The default is kVectors where
+// it fits and its blocks fill the device at least twice over, else kHeads (see forward_layout
+// in ms_deform_attn.cu). All give the same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements"
 // or "heads" forces one (read per call).
 enum ForwardLayout : int { kElements = 0, kHeads = 1, kVectors = 2 };
 template <typename T>
@@ -28,13 +29,11 @@ cudaError_t forward_cuda(const Params& p, const T* value, const I* shapes, const
                          const T* weights, T* out, cudaStream_t stream);
 
 // Where the backward gets its samples: one warp per query head whose lanes each compute them
-// (kLaneSamples) or that computes each once into a shared-memory table (kSampleTable); or, where
-// the forward's vector layout fits, 32 / V lanes per head (V channels a lane, 16 bytes) with the
-// table (kVectorTable, the default there, else kSampleTable). All give the same bits.
-// TWINOPS_MS_DEFORM_ATTN_BACKWARD = "lanes" or "table" forces one (read per call).
-enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1, kVectorTable = 2 };
-template <typename T>
-BackwardLayout backward_layout(const Params& p, const T* value);
+// (kLaneSamples) or that computes each once into a shared-memory table (kSampleTable, the
+// default). Both give the same bits. TWINOPS_MS_DEFORM_ATTN_BACKWARD = "lanes" or "table"
+// forces one (read per call).
+enum BackwardLayout : int { kLaneSamples = 0, kSampleTable = 1 };
+BackwardLayout backward_layout();
 
 // Workspace of backward_cuda: the fixed-point accumulators when grad_value is asked for, else 0.
 size_t backward_workspace_bytes(const Params& p, bool grad_value);

@@ -240,15 +240,24 @@ class DeformConv2dCore final : public OpCore {
     return params_of(cfg_, ranks, nb_in, &unused);  // ranks here; sizes per shape
   }
 
-  // The sampled columns at the profile's largest shapes (forward_workspace_bytes grows with each
-  // dim); 0 where those shapes are inconsistent (enqueue refuses them).
+  // The sampled columns at the profile's largest shapes. Each factor of forward_workspace_bytes
+  // (which grows with every one) is taken from the tensor that bounds it at enqueue: N and C_in
+  // from input, C_out and the kernel taps from weight, the output positions from offset (whose
+  // last two dims enqueue requires to equal the output's). The profile's maxima need not be
+  // consistent with each other (each input's range is set on its own), so no shape rule is
+  // applied to them here; 0 where a maximum is not positive.
   size_t workspace(const DynamicPluginTensorDesc* in, int32_t nb_in, const DynamicPluginTensorDesc*,
                    int32_t) const override {
     if (!count_error(nb_in).empty()) return 0;
-    Dims most[5];
-    for (int i = 0; i < nb_in; ++i) most[i] = in[i].max;
+    const Slots s = slots(cfg_.kind, nb_in);
+    const Dims &x = in[s.input].max, &off = in[s.offset].max, &wt = in[s.weight].max;
+    if (x.nbDims != 4 || off.nbDims != 4 || wt.nbDims != 4) return 0;
     Params p;
-    return params_of(cfg_, most, nb_in, &p).empty() ? forward_workspace_bytes(p) : 0;
+    p.n = x.d[0], p.c_in = x.d[1], p.c_out = wt.d[0], p.kh = wt.d[2], p.kw = wt.d[3];
+    p.h_out = off.d[2], p.w_out = off.d[3];
+    for (int64_t v : {p.n, p.c_in, p.c_out, p.kh, p.kw, p.h_out, p.w_out})
+      if (v <= 0) return 0;
+    return forward_workspace_bytes(p);
   }
 
   std::string shapes_changed(const PluginTensorDesc* in, int32_t nb_in, const PluginTensorDesc* out,
