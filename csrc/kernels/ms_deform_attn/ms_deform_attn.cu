@@ -60,6 +60,32 @@ __device__ __forceinline__ bool sample_of(const Params& p, const I* shapes, cons
   return true;
 }
 
+// Sample j (level-major: l = j / P, k = j % P) of head (n, q, m) as the forward's tables hold it:
+// each tap's row of value in S (-1 outside, and for all four of a NaN sample), its weight, and
+// the attention weight (NaN for a NaN sample).
+template <typename Acc>
+struct ForwardSample {
+  int64_t row[4];
+  Acc w[4];
+  Acc a;
+};
+
+template <typename Acc, typename T, typename I>
+__device__ __forceinline__ ForwardSample<Acc> forward_sample(const Params& p, const I* shapes, const I* starts,
+                                                             const T* loc, const T* weights, int64_t n, int64_t q,
+                                                             int64_t m, int64_t j) {
+  const int64_t l = j / p.points, k = j - l * p.points;
+  int64_t start = 0;
+  SampleTaps<Acc> st;
+  Acc a;
+  const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+  ForwardSample<Acc> f;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) f.row[t] = ok && st.row[t] >= 0 ? start + st.row[t] : -1, f.w[t] = st.w[t];
+  f.a = ok ? a : quiet_nan<Acc>();
+  return f;
+}
+
 // Query head h = (n, q, m) (m fastest) and its rows: value's plane (n, :, m, :) and the
 // (N, Lq, M * D) tensor's channels of (n, q, m), the forward's output or the backward's
 // grad_output (O: T or const T).
@@ -140,17 +166,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t c0 = 0; c0 < samples; c0 += 32) {
       const int64_t j = c0 + lane;
       if (j < samples) {
-        const int64_t l = j / p.points, k = j - l * p.points;
-        int64_t start = 0;
-        SampleTaps<Acc> st;
-        Acc a;
-        const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+        const ForwardSample<Acc> f = forward_sample<Acc>(p, shapes, starts, loc, weights, n, q, m, j);
 #pragma unroll
-        for (int t = 0; t < 4; ++t) {
-          tap_row[warp][lane][t] = ok && st.row[t] >= 0 ? start + st.row[t] : -1;
-          tap_w[warp][lane][t] = st.w[t];
-        }
-        sample_a[warp][lane] = ok ? a : quiet_nan<Acc>();
+        for (int t = 0; t < 4; ++t) tap_row[warp][lane][t] = f.row[t], tap_w[warp][lane][t] = f.w[t];
+        sample_a[warp][lane] = f.a;
       }
       __syncwarp();
       const int count = static_cast<int>(samples - c0 < 32 ? samples - c0 : 32);

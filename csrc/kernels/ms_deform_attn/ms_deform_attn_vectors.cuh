@@ -2,7 +2,7 @@
 // 16 bytes of adjacent channels (Vec16: 4 float, 8 __half or __nv_bfloat16) and reading them with
 // one load per tap, so a warp serves several heads. It gives the bits of its one-warp-per-head
 // twin in ms_deform_attn.cu: the same arithmetic per channel in the same order. Included by
-// ms_deform_attn.cu inside its `kernels` namespace, after the helpers it uses (Head, sample_of,
+// ms_deform_attn.cu inside its `kernels` namespace, after the helpers it uses (Head, forward_sample,
 // kThreads) and ../vector_io.cuh.
 #pragma once
 
@@ -51,17 +51,13 @@ __global__ void __launch_bounds__(kThreads, 3)
     for (int64_t c0 = 0; c0 < samples; c0 += kChunk) {
       const int count = static_cast<int>(samples - c0 < kChunk ? samples - c0 : kChunk);
       for (int i = r; i < count; i += G) {
-        const int64_t j = c0 + i, l = j / p.points, k = j - l * p.points;
-        int64_t start = 0;
-        SampleTaps<Acc> st;
-        Acc a;
-        const bool ok = sample_of(p, shapes, starts, loc, weights, n, q, m, l, k, &start, &st, &a);
+        const ForwardSample<Acc> f = forward_sample<Acc>(p, shapes, starts, loc, weights, n, q, m, c0 + i);
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
-          tap_off[g][i][t] = ok && st.row[t] >= 0 ? static_cast<int32_t>((start + st.row[t]) * vs[1]) : -1;
-          tap_w[g][i][t] = st.w[t];
+          tap_off[g][i][t] = f.row[t] >= 0 ? static_cast<int32_t>(f.row[t] * vs[1]) : -1;
+          tap_w[g][i][t] = f.w[t];
         }
-        sample_a[g][i] = ok ? a : quiet_nan<Acc>();
+        sample_a[g][i] = f.a;
       }
       __syncwarp(mask);
       if (cv < vectors) {
