@@ -365,3 +365,37 @@ def test_second_derivative_raises():
     (g,) = torch.autograd.grad(y, leaves[0], create_graph=True)
     with pytest.raises(RuntimeError, match="twinops.deform_conv2d: second derivatives are not supported"):
         g.sum().backward()
+
+
+@pytest.mark.parametrize("c_out,groups", [(48, 1), (200, 1), (192, 2)])
+def test_cuda_float32_forward_gemms_give_the_same_bits(monkeypatch, c_out, groups):
+    """The float32 forward's GEMM on plain rows (the default) and through the problem's loaders
+    (TWINOPS_DEFORM_CONV2D_FORWARD_GEMM=loaders) sum each output in the same order: the same bits,
+    with tiles of 64 rows (48 outputs a group) and of 128 (200, and 96 a group: two groups), a
+    reduction of 5 * 3 * 3 = 45 per group (not a multiple of either's step), 2 * 9 * 11 = 198
+    columns (not a multiple of 64); then with an infinite and a NaN input."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(2, 5 * groups, 9, 11, c_out, (3, 3), groups=groups, padding=(1, 1))
+    xs = make(shapes, kwargs, dtype=torch.float32, spread=1.5)
+
+    def both(inputs):
+        inputs = [t.cuda() if t is not None else None for t in inputs]
+        out = []
+        for gemm in ("loaders", None):
+            if gemm is None:
+                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM", raising=False)
+            else:
+                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM", gemm)
+            out.append(deform_conv2d_op(*inputs, **kwargs))
+        assert torch.equal(out[0].nan_to_num(7.0), out[1].nan_to_num(7.0))
+        return out[1]
+
+    y = both(xs)
+    want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)
+    _close(y, want, torch.float32, "plain GEMM")
+    xs[0][0, 0, 4, 5], xs[0][1, 2, 0, 0] = INF, NAN
+    y = both(xs)
+    assert y.isnan().any() and y.isfinite().any()

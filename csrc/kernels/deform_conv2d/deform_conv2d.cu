@@ -12,7 +12,8 @@
 //   sampled by im2col_kernel as for the forward, in fixed slices of the chunk's q whose partial
 //   sums are then added in slice order.
 // float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
-// ascending; the half types' run on tensor cores (a sampled column as two values of T, products
+// ascending (the forward's on plain rows, deform_conv2d_plain_gemm.cuh); the half types' run on
+// tensor cores (a sampled column as two values of T, products
 // summed in float32; see gemm_tensor_cores), in a fixed order too, so every result is bitwise
 // the same run to run. grad_input adds every sample's corners through the
 // fixed-point scatter (../fixed_scatter.cuh): one plane per image, its scale from max |gcol| and
@@ -23,6 +24,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <mma.h>
 #include <type_traits>
 
@@ -277,6 +280,7 @@ template <typename T>
 struct ForwardProblem {
   using Elem = T;
   static constexpr bool kExactB = false;  // sampled columns, in float
+  static constexpr bool kPlain = std::is_same_v<T, float>;  // float32: plain_gemm_kernel
   Params p;
   const float* col;
   const T *weight, *bias;
@@ -292,6 +296,11 @@ struct ForwardProblem {
   // Column q of the group's first row.
   __device__ const float* b_context(int64_t g, int64_t q) const { return col + g * p.depth() * cols() + q; }
   __device__ float b(int64_t, int64_t k, const float* at) const { return at[k * cols()]; }
+  // The same operands as plain rows (plain_gemm_kernel): the group's weight rows, its column rows.
+  __device__ const T* a_rows(int64_t g) const { return weight + g * p.group_outputs() * p.depth(); }
+  __device__ int64_t lda() const { return p.depth(); }
+  __device__ const float* b_rows(int64_t g) const { return col + g * p.depth() * cols(); }
+  __device__ int64_t ldb() const { return cols(); }
   __device__ void store(int64_t g, int64_t o, int64_t q, float acc) const {
     const int64_t nl = q / p.positions(), oc = g * p.group_outputs() + o;
     const float b = p.has_bias ? load(bias + oc) : 0.0f;
@@ -324,6 +333,7 @@ template <typename T>
 struct ColumnGradProblem {
   using Elem = T;
   static constexpr bool kExactB = true;  // grad_output
+  static constexpr bool kPlain = false;
   Params p;
   const T *gout, *weight;
   float* gcol;
@@ -354,6 +364,7 @@ template <typename T>
 struct WeightGradProblem {
   using Elem = T;
   static constexpr bool kExactB = false;  // sampled columns, in float
+  static constexpr bool kPlain = false;
   Params p;
   const T* gout;
   const float* col;
@@ -382,10 +393,15 @@ struct WeightGradProblem {
   }
 };
 
+#include "deform_conv2d_plain_gemm.cuh"  // plain_gemm_kernel, on kThreads and the loaders' helpers
+
 // Tiles of 128 rows where a problem has more than 64 (each B tile is then read once per 128
-// outputs), else of 64.
+// outputs), else of 64; plain_gemm_kernel where the problem's operands are plain float rows
+// (Problem::kPlain) unless `plain` is false, else gemm_kernel.
 template <class Problem>
-cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream) {
+cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream,
+                        bool plain = true) {
+  static_assert(kPlainBN == kBN, "one column tiling");
   if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
   const int bm = rows > 64 ? 128 : 64;
   const int64_t gx = (cols + kBN - 1) / kBN, gy = (rows + bm - 1) / bm;
@@ -393,8 +409,18 @@ cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t p
   for (int64_t z0 = 0; z0 < problems; z0 += kMaxGridZ) {
     const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                     static_cast<unsigned>(std::min(problems - z0, kMaxGridZ)));
-    if (bm == 128) gemm_kernel<128, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
-    else gemm_kernel<64, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+    const auto launch = [&](auto tile_rows) {
+      constexpr int BM = decltype(tile_rows)::value;
+      if constexpr (Problem::kPlain) {
+        if (plain) {
+          plain_gemm_kernel<BM, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+          return;
+        }
+      }
+      gemm_kernel<BM, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+    };
+    if (bm == 128) launch(std::integral_constant<int, 128>{});
+    else launch(std::integral_constant<int, 64>{});
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -594,6 +620,13 @@ size_t forward_workspace_bytes(const Params& p) {
   return std::min(static_cast<size_t>(p.n) * per, std::max(per, kColumnBudget));
 }
 
+// The float32 forward's GEMM: plain_gemm_kernel, unless TWINOPS_DEFORM_CONV2D_FORWARD_GEMM=loaders
+// asks for gemm_simt through the problem's loaders (the same bits; read per call, to compare).
+static bool plain_forward_gemm() {
+  const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM");
+  return v == nullptr || std::strcmp(v, "loaders") != 0;
+}
+
 template <typename T>
 cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const T* mask, const T* weight,
                          const T* bias, T* out, void* workspace, cudaStream_t stream) {
@@ -602,11 +635,13 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   float* col = static_cast<float*>(workspace);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
+  const bool plain = plain_forward_gemm();
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
     if (cudaError_t e = launch_im2col(p, dv, input, offset, mask, n0, count, col, stream); e != cudaSuccess) return e;
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream); e != cudaSuccess) return e;
+    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream, plain); e != cudaSuccess)
+      return e;
   }
   return cudaSuccess;
 }
