@@ -78,7 +78,8 @@ def test_workspace_covers_the_columns_for_any_profile_maxima(creator, version):
     """The workspace asked for at the profile's maxima holds the sampled columns (float32, C_in *
     kh * kw rows, one column per (image, output position)) of every shape within the profile,
     also where the maxima of the inputs are not consistent with each other (each input's range
-    is set on its own: here input's (H, W) doubled gives a 12 x 24 output, offset's says 12 x 22)."""
+    is set on its own: here every input's dims doubled, so input's and weight's maxima give
+    another output size than offset's 12 x 22)."""
     plugin = _plugin(creator, version, **FIELDS[creator])
     columns = 4 * C_IN * KH * KW * HO * WO  # bytes of one image's columns
     exact = plugin.build(_specs(ORDER[creator]))

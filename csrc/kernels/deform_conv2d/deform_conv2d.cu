@@ -13,11 +13,11 @@
 //   sums are then added in slice order.
 // float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
 // ascending (the forward's on plain rows, deform_conv2d_plain_gemm.cuh); the half types' run on
-// tensor cores (a sampled column as two values of T, products
-// summed in float32; see gemm_tensor_cores), in a fixed order too, so every result is bitwise
-// the same run to run. grad_input adds every sample's corners through the
-// fixed-point scatter (../fixed_scatter.cuh): one plane per image, its scale from max |gcol| and
-// max |mask| of the image and the most samples one element can receive (taps * positions).
+// tensor cores (a sampled column as two values of T, products summed in float32; see
+// gemm_tensor_cores), in a fixed order too, so every result is bitwise the same run to run.
+// grad_input adds every sample's corners through the fixed-point scatter (../fixed_scatter.cuh):
+// one plane per image, its scale from max |gcol| and max |mask| of the image and the most samples
+// one element can receive (taps * positions).
 // grad_offset and grad_mask sum a sample's channels in one thread, in channel order.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -408,7 +408,7 @@ ForwardLayout forward_layout(const Params& p, const T* value) {
   if (v != nullptr && std::strcmp(v, "vectors") == 0) return kVectors;
   // The head layout: 2.1x to 2.7x the element layout at every bench shape on the H200. The
   // vector layout: 1.6x to 2.8x the head layout where its blocks fill the device twice over,
-  // but, with 8 to 64 heads a block, slower where they do not (2.2x slower at 38 blocks on
+  // but, with 8 to 128 heads a block, slower where they do not (2.2x slower at 38 blocks on
   // 132 SMs, 6% at 150), on the H100 (docs/perf/ms_deform_attn-notes.md). Unknown SM count:
   // the head layout.
   DeviceProps d;

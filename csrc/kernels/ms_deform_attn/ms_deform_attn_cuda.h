@@ -17,8 +17,9 @@ namespace ms_deform_attn {
 // value's channels are contiguous and its rows 16-byte aligned with offsets in 32 bits, a few
 // lanes per head reading 16 bytes of channels per tap (kVectors). The default is kVectors where
 // it fits and its blocks fill the device at least twice over, else kHeads (see forward_layout
-// in ms_deform_attn.cu). All give the same bits. The environment variable TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements"
-// or "heads" forces one (read per call).
+// in ms_deform_attn.cu). All give the same bits. The environment variable
+// TWINOPS_MS_DEFORM_ATTN_FORWARD = "elements", "heads" or "vectors" (where it fits) forces one
+// (read per call).
 enum ForwardLayout : int { kElements = 0, kHeads = 1, kVectors = 2 };
 template <typename T>
 ForwardLayout forward_layout(const Params& p, const T* value);
