@@ -4,7 +4,7 @@
 // (BM = 64) in registers, reading its A and B values from shared memory as 16-byte vectors: one
 // shared-memory read per 8 (or 4) FMAs, where gemm_simt's generic loaders read one per 2.7.
 // Each output is still one thread's __fmaf_rn sum over the reduction index ascending (padding
-// steps add 0 * 0), so the bits are gemm_simt's and the CPU loops'. Double-buffered: the next
+// steps add 0 * 0, as many as gemm_simt's), so the bits are gemm_simt's. Double-buffered: the next
 // reduction step's tiles are loaded into registers while the current one is multiplied, one
 // barrier a step. Included by deform_conv2d.cu inside its `kernels` namespace, after kThreads;
 // launch_gemm picks it for the problems that declare kPlain.
@@ -59,7 +59,10 @@ __global__ void __launch_bounds__(kThreads, 2) plain_gemm_kernel(const Problem p
   for (int i = 0; i < kRG * 4; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-  const int64_t steps = (depth + kPlainBK - 1) / kPlainBK;
+  // gemm_simt's padded length (a multiple of kBK = 16): the same chain of FMAs, padding included,
+  // so even a zero's sign is gemm_simt's
+  static_assert(kBK % kPlainBK == 0, "steps within gemm_simt's");
+  const int64_t steps = (depth + kBK - 1) / kBK * (kBK / kPlainBK);
   fetch(0);
   put(0);
   __syncthreads();
