@@ -367,35 +367,40 @@ def test_second_derivative_raises():
         g.sum().backward()
 
 
-@pytest.mark.parametrize("c_out,groups", [(48, 1), (200, 1), (192, 2)])
-def test_cuda_float32_forward_gemms_give_the_same_bits(monkeypatch, c_out, groups):
-    """The float32 forward's GEMM on plain rows (the default) and through the problem's loaders
-    (TWINOPS_DEFORM_CONV2D_FORWARD_GEMM=loaders) sum each output in the same order: the same bits,
-    with tiles of 64 rows (48 outputs a group) and of 128 (200, and 96 a group: two groups), a
-    reduction of 5 * 3 * 3 = 45 per group (not a multiple of either's step), 2 * 9 * 11 = 198
-    columns (not a multiple of 64); then with an infinite and a NaN input."""
+@pytest.mark.parametrize("c_out,groups,c_group", [(48, 1, 5), (200, 1, 8), (192, 2, 5)])
+def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_group):
+    """The float32 GEMMs (forward, columns' gradient, grad_weight) in register tiles (the default)
+    and gemm_simt's (TWINOPS_DEFORM_CONV2D_GEMM=simple) sum each output in the same order: the same
+    output and gradients, bit for bit. Tiles of 64 rows (48 outputs a group; the columns' gradient's
+    45 rows) and of 128 (200 outputs, and 96 a group: two groups; 72 rows of columns); reductions
+    of c_group * 3 * 3 = 45 (not a multiple of the tiled step, 8) and 72 (not of gemm_simt's, 16);
+    2 * 9 * 11 = 198 columns (not a multiple of 64); then with an infinite and a NaN input."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     from twinops.library.deform_conv2d.declaration import _shapes
 
-    shapes, kwargs = _shapes(2, 5 * groups, 9, 11, c_out, (3, 3), groups=groups, padding=(1, 1))
+    shapes, kwargs = _shapes(2, c_group * groups, 9, 11, c_out, (3, 3), groups=groups, padding=(1, 1))
     xs = make(shapes, kwargs, dtype=torch.float32, spread=1.5)
+    gy = torch.randn(2, c_out, 9, 11, generator=torch.Generator().manual_seed(2)).cuda()
 
     def both(inputs):
-        inputs = [t.cuda() if t is not None else None for t in inputs]
         out = []
-        for gemm in ("loaders", None):
+        for gemm in ("simple", None):
             if gemm is None:
-                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM", raising=False)
+                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_GEMM", raising=False)
             else:
-                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM", gemm)
-            out.append(deform_conv2d_op(*inputs, **kwargs))
-        assert torch.equal(out[0].nan_to_num(7.0), out[1].nan_to_num(7.0))
-        return out[1]
+                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_GEMM", gemm)
+            leaves = [t.cuda().requires_grad_() if t is not None else None for t in inputs]
+            y = deform_conv2d_op(*leaves, **kwargs)
+            y.backward(gy)
+            out.append([y.detach()] + [t.grad for t in leaves if t is not None])
+        for a, b in zip(*out):
+            assert torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))
+        return out[1][0]
 
     y = both(xs)
     want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)
-    _close(y, want, torch.float32, "plain GEMM")
+    _close(y, want, torch.float32, "tiled GEMM")
     xs[0][0, 0, 4, 5], xs[0][1, 2, 0, 0] = INF, NAN
     y = both(xs)
     assert y.isnan().any() and y.isfinite().any()

@@ -12,7 +12,7 @@
 //   sampled by im2col_kernel as for the forward, in fixed slices of the chunk's q whose partial
 //   sums are then added in slice order.
 // float32 GEMMs are float32 FMAs, each output one thread's sum over its reduction index
-// ascending (the forward's on plain rows, deform_conv2d_plain_gemm.cuh); the half types' run on
+// ascending (in register tiles, deform_conv2d_tiled_gemm.cuh); the half types' run on
 // tensor cores (a sampled column as two values of T, products summed in float32; see
 // gemm_tensor_cores), in a fixed order too, so every result is bitwise the same run to run.
 // grad_input adds every sample's corners through the fixed-point scatter (../fixed_scatter.cuh):
@@ -101,6 +101,8 @@ __device__ __forceinline__ void gemm_simt(const Problem& pr, int64_t z) {
       if (m < rows && c < cols) pr.store(z, m, c, acc[i][j]);
     }
 }
+
+#include "deform_conv2d_tiled_gemm.cuh"  // gemm_simt_tiled, on gemm_simt's tiling
 
 // The smallest positive subnormal of T, as a float (exact): float16 2^-24, bfloat16 2^-133.
 template <typename T>
@@ -200,12 +202,14 @@ __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) 
 #endif
 }
 
-// Tensor cores for the half types, float32 FMAs for float (TF32 would change its results).
-template <int BM, class Problem>
+// Tensor cores for the half types, float32 FMAs for float (TF32 would change its results): in
+// register tiles (kTiled) or gemm_simt's, the same bits.
+template <int BM, class Problem, bool kTiled>
 __global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_t z0) {
   const int64_t z = blockIdx.z + z0;
-  if constexpr (std::is_same_v<typename Problem::Elem, float>) gemm_simt<BM>(pr, z);
-  else gemm_tensor_cores<BM>(pr, z);
+  if constexpr (!std::is_same_v<typename Problem::Elem, float>) gemm_tensor_cores<BM>(pr, z);
+  else if constexpr (kTiled) gemm_simt_tiled<BM>(pr, z);
+  else gemm_simt<BM>(pr, z);
 }
 
 // n / d and n % d for 0 <= n < 2^31 by a multiply and a shift (the divisor fixed per launch):
@@ -280,7 +284,6 @@ template <typename T>
 struct ForwardProblem {
   using Elem = T;
   static constexpr bool kExactB = false;  // sampled columns, in float
-  static constexpr bool kPlain = std::is_same_v<T, float>;  // float32: plain_gemm_kernel
   Params p;
   const float* col;
   const T *weight, *bias;
@@ -296,11 +299,6 @@ struct ForwardProblem {
   // Column q of the group's first row.
   __device__ const float* b_context(int64_t g, int64_t q) const { return col + g * p.depth() * cols() + q; }
   __device__ float b(int64_t, int64_t k, const float* at) const { return at[k * cols()]; }
-  // The same operands as plain rows (plain_gemm_kernel): the group's weight rows, its column rows.
-  __device__ const T* a_rows(int64_t g) const { return weight + g * p.group_outputs() * p.depth(); }
-  __device__ int64_t lda() const { return p.depth(); }
-  __device__ const float* b_rows(int64_t g) const { return col + g * p.depth() * cols(); }
-  __device__ int64_t ldb() const { return cols(); }
   __device__ void store(int64_t g, int64_t o, int64_t q, float acc) const {
     const int64_t nl = q / p.positions(), oc = g * p.group_outputs() + o;
     const float b = p.has_bias ? load(bias + oc) : 0.0f;
@@ -333,7 +331,6 @@ template <typename T>
 struct ColumnGradProblem {
   using Elem = T;
   static constexpr bool kExactB = true;  // grad_output
-  static constexpr bool kPlain = false;
   Params p;
   const T *gout, *weight;
   float* gcol;
@@ -364,7 +361,6 @@ template <typename T>
 struct WeightGradProblem {
   using Elem = T;
   static constexpr bool kExactB = false;  // sampled columns, in float
-  static constexpr bool kPlain = false;
   Params p;
   const T* gout;
   const float* col;
@@ -393,15 +389,11 @@ struct WeightGradProblem {
   }
 };
 
-#include "deform_conv2d_plain_gemm.cuh"  // plain_gemm_kernel, on kThreads and the loaders' helpers
-
 // Tiles of 128 rows where a problem has more than 64 (each B tile is then read once per 128
-// outputs), else of 64; plain_gemm_kernel where the problem's operands are plain float rows
-// (Problem::kPlain) unless `plain` is false, else gemm_kernel.
+// outputs), else of 64; float32 in register tiles unless `tiled` is false.
 template <class Problem>
 cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t problems, cudaStream_t stream,
-                        bool plain = true) {
-  static_assert(kPlainBN == kBN, "one column tiling");
+                        bool tiled) {
   if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
   const int bm = rows > 64 ? 128 : 64;
   const int64_t gx = (cols + kBN - 1) / kBN, gy = (rows + bm - 1) / bm;
@@ -411,13 +403,13 @@ cudaError_t launch_gemm(const Problem& pr, int64_t rows, int64_t cols, int64_t p
                     static_cast<unsigned>(std::min(problems - z0, kMaxGridZ)));
     const auto launch = [&](auto tile_rows) {
       constexpr int BM = decltype(tile_rows)::value;
-      if constexpr (Problem::kPlain) {
-        if (plain) {
-          plain_gemm_kernel<BM, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+      if constexpr (std::is_same_v<typename Problem::Elem, float>) {  // the half types: one kernel
+        if (tiled) {
+          gemm_kernel<BM, Problem, true><<<grid, kThreads, 0, stream>>>(pr, z0);
           return;
         }
       }
-      gemm_kernel<BM, Problem><<<grid, kThreads, 0, stream>>>(pr, z0);
+      gemm_kernel<BM, Problem, false><<<grid, kThreads, 0, stream>>>(pr, z0);
     };
     if (bm == 128) launch(std::integral_constant<int, 128>{});
     else launch(std::integral_constant<int, 64>{});
@@ -620,11 +612,11 @@ size_t forward_workspace_bytes(const Params& p) {
   return std::min(static_cast<size_t>(p.n) * per, std::max(per, kColumnBudget));
 }
 
-// The float32 forward's GEMM: plain_gemm_kernel, unless TWINOPS_DEFORM_CONV2D_FORWARD_GEMM=loaders
-// asks for gemm_simt through the problem's loaders (the same bits; read per call, to compare).
-static bool plain_forward_gemm() {
-  const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_FORWARD_GEMM");
-  return v == nullptr || std::strcmp(v, "loaders") != 0;
+// The float32 GEMMs in register tiles (gemm_simt_tiled), unless TWINOPS_DEFORM_CONV2D_GEMM=simple
+// asks for gemm_simt (the same bits; read per call, to compare them).
+static bool tiled_gemms() {
+  const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_GEMM");
+  return v == nullptr || std::strcmp(v, "simple") != 0;
 }
 
 template <typename T>
@@ -635,12 +627,12 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   float* col = static_cast<float*>(workspace);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
-  const bool plain = plain_forward_gemm();
+  const bool tiled = tiled_gemms();
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
     if (cudaError_t e = launch_im2col(p, dv, input, offset, mask, n0, count, col, stream); e != cudaSuccess) return e;
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream, plain); e != cudaSuccess)
+    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream, tiled); e != cudaSuccess)
       return e;
   }
   return cudaSuccess;
@@ -677,6 +669,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   auto* frac = reinterpret_cast<int32_t*>(ws + L.frac);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
+  const bool tiled = tiled_gemms();
   int64_t s0 = 0;  // grad_weight's slices so far
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0);
@@ -684,7 +677,8 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
       if (cudaError_t e = launch_im2col(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess) return e;
       const int64_t slices = chunk_slices(p, count);
       const WeightGradProblem<T> pr{p, gout, col, partial, n0, count, slices, kSliceLength, s0};
-      if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream); e != cudaSuccess)
+      if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream, tiled);
+          e != cudaSuccess)
         return e;
       s0 += slices;
     }
@@ -695,7 +689,8 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
         return e;
     } else {
       const ColumnGradProblem<T> pr{p, gout, weight, col, n0, count};
-      if (cudaError_t e = launch_gemm(pr, p.depth(), count * P, p.groups, stream); e != cudaSuccess) return e;
+      if (cudaError_t e = launch_gemm(pr, p.depth(), count * P, p.groups, stream, tiled); e != cudaSuccess)
+        return e;
     }
     if (want.input) {
       const int64_t per = std::max(p.c_in * kk * P, p.offset_groups * kk * P);
