@@ -7,7 +7,8 @@
 // values are loaded into registers while the current one is multiplied, one barrier a step.
 // Each output is still one thread's __fmaf_rn chain over the reduction index ascending, padded
 // with 0 * 0 to gemm_simt's multiple of kBK, so the bits are gemm_simt's. Included by
-// deform_conv2d.cu inside its `kernels` namespace, after gemm_simt and the loaders.
+// deform_conv2d.cu inside its `kernels` namespace, after gemm_simt (whose kThreads, kBN and kBK
+// it shares).
 #pragma once
 
 constexpr int kTiledBK = 8;  // reduction step
