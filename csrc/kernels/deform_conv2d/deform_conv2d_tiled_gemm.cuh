@@ -34,7 +34,7 @@ __device__ __forceinline__ void gemm_simt_tiled(const Problem& pr, int64_t z) {
   const int bc = tid % kBN, bk = tid / kBN;
   const bool a_in = m0 + am < rows, b_in = c0 + bc < cols;
   const auto bctx = pr.b_context(z, c0 + bc);  // every B element this thread loads is in that column
-  float ra[kA], rb_[kB];
+  float ra[kA], rbv[kB];
   const auto fetch = [&](int64_t r0) {
 #pragma unroll
     for (int i = 0; i < kA; ++i) {
@@ -44,14 +44,14 @@ __device__ __forceinline__ void gemm_simt_tiled(const Problem& pr, int64_t z) {
 #pragma unroll
     for (int j = 0; j < kB; ++j) {
       const int64_t r = r0 + bk + 4 * j;
-      rb_[j] = b_in && r < re ? pr.b(z, r, bctx) : 0.0f;
+      rbv[j] = b_in && r < re ? pr.b(z, r, bctx) : 0.0f;
     }
   };
   const auto put = [&](int buf) {
 #pragma unroll
     for (int i = 0; i < kA; ++i) as[buf][ak + i][am] = ra[i];
 #pragma unroll
-    for (int j = 0; j < kB; ++j) bs[buf][bk + 4 * j][bc] = rb_[j];
+    for (int j = 0; j < kB; ++j) bs[buf][bk + 4 * j][bc] = rbv[j];
   };
   float acc[kRG * 4][4];
 #pragma unroll
