@@ -273,6 +273,21 @@ def test_cuda_forward_layouts_give_the_same_bits(monkeypatch, d, dtype):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_cuda_forward_default_over_many_heads_gives_the_head_layouts_bits(monkeypatch, dtype):
+    """36,000 query heads (N 2, Lq 2,250, M 8) at D = 32: enough vector blocks (1,125 or 563)
+    to fill any current GPU twice over, so the default takes the vector layout there; its output
+    is the head layout's, bit for bit, and close to the float64 reference."""
+    xs = make([(13, 17), (7, 9), (4, 5)], n=2, m=8, d=32, lq=2250, p=4, dtype=dtype, device="cuda")
+    monkeypatch.setenv("TWINOPS_MS_DEFORM_ATTN_FORWARD", "heads")
+    heads = twinops.ms_deform_attn(*xs)
+    monkeypatch.delenv("TWINOPS_MS_DEFORM_ATTN_FORWARD")
+    got = twinops.ms_deform_attn(*xs)
+    assert torch.equal(heads, got)
+    _close(got, ms_deform_attn_reference(*xs), dtype)
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("d", [1, 32, 40, 136])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_cuda_backward_layouts_give_the_same_bits(monkeypatch, d, dtype):
