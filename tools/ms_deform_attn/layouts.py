@@ -6,10 +6,10 @@ Forward: TWINOPS_MS_DEFORM_ATTN_FORWARD = elements, heads, vectors, and unset (t
 vector layout where value's rows allow it and its blocks fill the device twice over, else the
 head layout). Backward (all three gradients): TWINOPS_MS_DEFORM_ATTN_BACKWARD = lanes and table
 (the default), and the default without grad_value (grad_loc and grad_weight only: the
-difference is what the fixed-point scatter of grad_value costs). Each layout's result is checked bitwise against the
-first one's before it is timed. The timer is the bench's (ops/bench/timing.py: CUDA events,
-median, L2 flushed before each call). Prints a markdown table of milliseconds, and each layout's
-ratio to the first one of its direction (above 1: faster).
+difference is what the fixed-point scatter of grad_value costs). Each layout's result is checked
+bitwise against the first one's before it is timed. The timer is the bench's
+(ops/bench/timing.py: CUDA events, median, L2 flushed before each call). Prints a markdown table
+of milliseconds, and each layout's ratio to the first one of its direction (above 1: faster).
 
 Then (unless --no-atomics) what the grad_value scatter's additions cost by themselves: every
 (sample, tap, channel) contribution of the encoder shape (N = 1, float32) added with torch's

@@ -154,10 +154,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (h >= heads) return;  // h is the same for the whole warp: it leaves together
-  const Head<T, T> head(p, h, value, out);
-  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
-  const T* v = head.v;
-  T* o = head.o;
+  const auto [n, q, m, samples, v, o] = Head<T, T>(p, h, value, out);
   const int64_t* vs = p.value_stride;
   const int64_t* os = p.out_stride;
   for (int64_t d0 = 0; d0 < p.d; d0 += 32) {
@@ -287,10 +284,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t h = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (h >= heads) return;  // h is the same for the whole warp: it leaves together
-  const Head<T, const T> head(p, h, value, gout);
-  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
-  const T* go = head.o;
-  const T* v = head.v;
+  const auto [n, q, m, samples, v, go] = Head<T, const T>(p, h, value, gout);
   const int64_t* os = p.out_stride;
   const int64_t* vs = p.value_stride;
   const int f = acc != nullptr ? frac[n * p.m + m] : 0;

@@ -36,10 +36,7 @@ __global__ void __launch_bounds__(kThreads, 3)
   const int64_t h = static_cast<int64_t>(blockIdx.x) * kGroups + g;
   if (h >= heads) return;  // h is the same for the group's lanes: they leave together
   const unsigned mask = group_mask<G>();
-  const Head<T, T> head(p, h, value, out);
-  const int64_t n = head.n, q = head.q, m = head.m, samples = head.samples;
-  const T* v = head.v;
-  T* o = head.o;
+  const auto [n, q, m, samples, v, o] = Head<T, T>(p, h, value, out);
   const int64_t* vs = p.value_stride;
   const int64_t* os = p.out_stride;
   const int64_t vectors = p.d / V::kLanes;
