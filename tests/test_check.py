@@ -190,9 +190,11 @@ def test_plugin_host_and_tensorrt_backends_follow_their_contracts(tmp_path, monk
     assert not any(c["backend"] in ("plugin-host", "tensorrt") and c["dtype"] == "float64" for c in doc["comparisons"])
 
 
-def test_plugin_host_backend_takes_an_absent_optional_input(monkeypatch):
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_plugin_host_backend_takes_an_absent_optional_input(monkeypatch, dtype):
     """A case whose optional input is None (deform_conv2d's bias, with a mask after it) reaches the
-    plugin host as the exported node has it: the zeros the export wrote in its place."""
+    plugin host as the exported node has it: the zeros the export wrote in its place, in the
+    inputs' dtype (the plugin refuses a float32 bias beside half inputs)."""
     import sys
     import types
 
@@ -202,11 +204,12 @@ def test_plugin_host_backend_takes_an_absent_optional_input(monkeypatch):
 
     spec = specs.get("deform_conv2d")
     kw = {"stride": [1, 1], "padding": [0, 0], "dilation": [1, 1]}
-    xs = spec.make_inputs(((2, 4, 5, 6), (2, 24, 4, 4), (2, 2, 2, 3), None, (2, 12, 4, 4)), torch.float32, 0, kw)
+    dtype = getattr(torch, dtype)
+    xs = spec.make_inputs(((2, 4, 5, 6), (2, 24, 4, 4), (2, 2, 2, 3), None, (2, 12, 4, 4)), dtype, 0, kw)
     seen = []
 
     def run_plugin(node, inputs, shape_inputs=None):
-        seen.append([tuple(t.shape) for t in inputs])
+        seen.append([(tuple(t.shape), t.dtype) for t in inputs])
         return [spec.fn(*inputs, **kw)]
 
     host = types.ModuleType("twinops.plugin_host")
@@ -214,7 +217,8 @@ def test_plugin_host_backend_takes_an_absent_optional_input(monkeypatch):
     monkeypatch.setitem(sys.modules, "twinops.plugin_host", host)
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
     got = backends._plugin_host(spec, xs, kw, None)
-    assert seen == [[(2, 4, 5, 6), (2, 24, 4, 4), (2, 2, 2, 3), (2,), (2, 12, 4, 4)]]
+    assert seen == [[((2, 4, 5, 6), dtype), ((2, 24, 4, 4), dtype), ((2, 2, 2, 3), dtype), ((2,), dtype),
+                     ((2, 12, 4, 4), dtype)]]
     torch.testing.assert_close(got["output"], spec.fn(*xs, **kw), rtol=0, atol=0)
 
 

@@ -180,8 +180,16 @@ def plugin_call(model, op_type: str, feeds: Dict[str, torch.Tensor]):
         elif name in feeds:
             inputs.append(feeds[name])
         else:
-            inputs.append(torch.from_numpy(values[name].copy()))
+            inputs.append(_torch_from_onnx(values[name]))
     return node, inputs, shape_inputs or None
+
+
+def _torch_from_onnx(a) -> torch.Tensor:
+    """A graph constant as onnx.numpy_helper gives it (bfloat16 as ml_dtypes' type, which torch
+    cannot take) as a CPU tensor of the same dtype and values."""
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view("uint16").copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
 
 
 def _plugin_host(spec, xs, kw, out_shape):
@@ -189,7 +197,10 @@ def _plugin_host(spec, xs, kw, out_shape):
 
     _no_plugin(spec)
     _no_float64(xs, "the plugin host")
-    model = export(spec, _floating_as(_as_list(xs), torch.float32), kw)
+    # Exported as the user would (the case's dtype, on the GPU, as the tensorrt backend does): a
+    # constant the export writes from the inputs (deform_conv2d's zero bias when only a mask is
+    # given) has the inputs' dtype, which the plugin requires.
+    model = export(spec, [x.cuda() if x is not None else None for x in _as_list(xs)], kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
     ys = plugin_host.run_plugin(node, [t.cuda() for t in inputs], shape_inputs)
     return _outputs(spec, tuple(ys[: len(node.output)]))  # a data-dependent output's size tensor comes after
