@@ -198,8 +198,8 @@ def _plugin_host(spec, xs, kw, out_shape):
     _no_plugin(spec)
     _no_float64(xs, "the plugin host")
     # Exported as the user would (the case's dtype, on the GPU, as the tensorrt backend does): a
-    # constant the export writes from the inputs (deform_conv2d's zero bias when only a mask is
-    # given) has the inputs' dtype, which the plugin requires.
+    # constant the export writes from the inputs (a zero optional input standing in before a given
+    # one) has the inputs' dtype, which the plugin requires.
     model = export(spec, [x.cuda() if x is not None else None for x in _as_list(xs)], kw)
     node, inputs, shape_inputs = plugin_call(model, spec.node, dict(zip(spec.inputs, xs)))
     ys = plugin_host.run_plugin(node, [t.cuda() for t in inputs], shape_inputs)
