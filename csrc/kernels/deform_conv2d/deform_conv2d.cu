@@ -308,8 +308,9 @@ struct ForwardProblem {
 
 // col[k_abs, q] = column(k_abs, q) for the images [n0, n0 + count): k_abs = c * kh * kw + t over
 // every channel, q = (n - n0) * P + pos. Thread x of the grid is column q (its position computed
-// once), rows k_abs = blockIdx.y, + gridDim.y, ...: a warp's lanes are consecutive positions, so
-// the offset and mask reads and the column writes are contiguous.
+// once), channels c = blockIdx.y, + gridDim.y, ..., each channel's taps in turn (unrolled, so the
+// taps' offset and corner loads are in flight together): a warp's lanes are consecutive
+// positions, so the offset and mask reads and the column writes are contiguous.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
                                                           const T* __restrict__ input, const T* __restrict__ offset,
@@ -318,10 +319,16 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
   const int64_t cols = count * p.positions(), q = blockIdx.x * int64_t(kThreads) + threadIdx.x;
   if (q >= cols) return;
   const Position ps = position_of(p, dv, n0 * p.positions() + q);
-  const int64_t depth = p.depth(), rows = p.groups * depth;
-  for (int64_t k = blockIdx.y; k < rows; k += gridDim.y) {
-    const int64_t g = k / depth;
-    col[k * cols + q] = column(p, input, offset, mask, tap_of(p, dv, g, k - g * depth), ps);
+  const uint32_t taps = dv.taps.d;
+  for (int64_t c = blockIdx.y; c < p.c_in; c += gridDim.y) {
+    const int64_t plane = c * p.h * p.w, row0 = int64_t(dv.offset_channels.div(static_cast<uint32_t>(c))) * taps;
+    float* __restrict__ out = col + c * taps * cols + q;
+#pragma unroll 3
+    for (uint32_t t = 0; t < taps; ++t) {
+      const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
+      const Tap tp{plane, row0 + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
+      out[t * cols] = column(p, input, offset, mask, tp, ps);
+    }
   }
 }
 
@@ -592,11 +599,11 @@ size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return la
 template <typename T>
 cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, const T* offset, const T* mask,
                           int64_t n0, int64_t count, float* col, cudaStream_t stream) {
-  const int64_t rows = p.c_in * p.taps(), cols = count * p.positions();
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
-  // About 2,048 blocks in all (16 per SM of a 132-SM GPU), each thread rows / gy rows.
+  const int64_t cols = count * p.positions();
+  if (p.c_in * p.taps() <= 0 || cols <= 0) return cudaSuccess;
+  // A block row per channel (up to the grid's limit): each thread one channel's taps.
   const int64_t gx = (cols + kThreads - 1) / kThreads;
-  const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({rows, (2048 + gx - 1) / gx, kMaxGridZ}));
+  const int64_t gy = std::min<int64_t>(p.c_in, kMaxGridZ);
   if (gx > 2147483647) return cudaErrorInvalidConfiguration;
   im2col_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
       p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);

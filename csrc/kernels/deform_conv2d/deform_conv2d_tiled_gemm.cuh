@@ -11,25 +11,28 @@
 // it shares).
 #pragma once
 
-constexpr int kTiledBK = 8;  // reduction step
+// Reduction step: 16 (gemm_simt's) gives each step's loads 512 FMAs of a warp to hide behind
+// (8 left the loads exposed at one or two blocks per SM).
+constexpr int kTiledBK = 16;
 static_assert(kBK % kTiledBK == 0, "gemm_simt's padded length is a whole number of steps");
 
 // C[m, c] = sum over r in [r_begin(z), r_end(z)) of A(m, r) * B(r, c) on a BM x kBN tile, as
 // gemm_simt computes it.
 template <int BM, class Problem>
 __device__ __forceinline__ void gemm_simt_tiled(const Problem& pr, int64_t z) {
-  constexpr int kA = BM * kTiledBK / kThreads;   // A values a thread loads per step (4 or 2)
-  constexpr int kB = kBN * kTiledBK / kThreads;  // B values (2), one column, rows 4 apart
+  constexpr int kA = BM * kTiledBK / kThreads;   // A values a thread loads per step (8 or 4)
+  constexpr int kB = kBN * kTiledBK / kThreads;  // B values (4), one column, rows kBR apart
+  constexpr int kBR = kThreads / kBN;
   constexpr int kLA = BM + 4;                    // padded A rows
   constexpr int kRG = BM / 64;                   // a thread's groups of 4 rows, 64 rows apart
-  static_assert(kTiledBK % kA == 0 && kB == 2 && kBN == 64, "tile shape");
+  static_assert(kTiledBK % kA == 0 && kTiledBK % kBR == 0 && kBN == 64, "tile shape");
   __shared__ __align__(16) float as[2][kTiledBK][kLA];
   __shared__ __align__(16) float bs[2][kTiledBK][kBN];
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, c0 = static_cast<int64_t>(blockIdx.x) * kBN;
   const int64_t rows = pr.rows(), cols = pr.cols(), rb = pr.r_begin(z), re = pr.r_end(z);
   // What this thread loads each step: A row am at reduction offsets ak ... ak + kA - 1; B column
-  // bc (a warp's 32 consecutive columns of one row) at offsets bk and bk + 4.
+  // bc (a warp's 32 consecutive columns of one row) at offsets bk, bk + kBR, ...
   const int am = tid / (kTiledBK / kA), ak = (tid % (kTiledBK / kA)) * kA;
   const int bc = tid % kBN, bk = tid / kBN;
   const bool a_in = m0 + am < rows, b_in = c0 + bc < cols;
@@ -43,7 +46,7 @@ __device__ __forceinline__ void gemm_simt_tiled(const Problem& pr, int64_t z) {
     }
 #pragma unroll
     for (int j = 0; j < kB; ++j) {
-      const int64_t r = r0 + bk + 4 * j;
+      const int64_t r = r0 + bk + kBR * j;
       rbv[j] = b_in && r < re ? pr.b(z, r, bctx) : 0.0f;
     }
   };
@@ -51,7 +54,7 @@ __device__ __forceinline__ void gemm_simt_tiled(const Problem& pr, int64_t z) {
 #pragma unroll
     for (int i = 0; i < kA; ++i) as[buf][ak + i][am] = ra[i];
 #pragma unroll
-    for (int j = 0; j < kB; ++j) bs[buf][bk + 4 * j][bc] = rbv[j];
+    for (int j = 0; j < kB; ++j) bs[buf][bk + kBR * j][bc] = rbv[j];
   };
   float acc[kRG * 4][4];
 #pragma unroll
