@@ -6,8 +6,9 @@
 Needs TWINOPS_TRT_PLUGIN_LIB / TWINOPS_TRT_HEADERS (see twinops.plugin_host) and a CUDA GPU.
 An op's cases live in tools/<op>/plugin_host_sanitize.py, whose ``cases(generator, dtype,
 check)`` runs them in float32, float16 and bfloat16 in turn; without OP every such file
-runs. Each case must also equal the torch op bitwise, NaN where it has NaN. Prints one line per failure and
-'plugin host sanitize: N cases, M failures' at the end (exit status 1 on any failure).
+runs. Each case must also equal the torch op bitwise, NaN where it has NaN. Prints one line
+per failure and 'plugin host sanitize: N cases, M failures' at the end (exit status 1 on any
+failure).
 """
 import argparse
 import sys
