@@ -373,7 +373,7 @@ def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_gro
     and gemm_simt's (TWINOPS_DEFORM_CONV2D_GEMM=simple) sum each output in the same order: the same
     output and gradients, bit for bit. Tiles of 64 rows (48 outputs a group; the columns' gradient's
     45 rows) and of 128 (200 outputs, and 96 a group: two groups; 72 rows of columns); reductions
-    of c_group * 3 * 3 = 45 (not a multiple of the tiled step, 8) and 72 (not of gemm_simt's, 16);
+    of c_group * 3 * 3 = 45 and 72 (neither a multiple of the reduction step, 16);
     2 * 9 * 11 = 198 columns (not a multiple of 64); then with an infinite and a NaN input."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
@@ -401,6 +401,45 @@ def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_gro
     y = both(xs)
     want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)
     _close(y, want, torch.float32, "tiled GEMM")
+    xs[0][0, 0, 4, 5], xs[0][1, 2, 0, 0] = INF, NAN
+    y = both(xs)
+    assert y.isnan().any() and y.isfinite().any()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("c_out,groups,c_group,hw", [(48, 1, 8, (8, 12)), (200, 1, 8, (8, 12)),
+                                                      (192, 2, 16, (8, 12)), (64, 1, 5, (8, 8))])
+def test_cuda_mma_forward_gives_the_tensor_core_bits(monkeypatch, dtype, c_out, groups, c_group, hw):
+    """TWINOPS_DEFORM_CONV2D_GEMM=mma: the half types' forward on mma.sync from columns stored as
+    hi and lo planes sums each output as the default tensor-core path does (k16 steps ascending,
+    hi before lo, the same m16n8k16 products): the same bits, then with an infinite and a NaN
+    input. Reductions of 72 and 144 (16-byte rows; 72 not a multiple of the step, 32), 2 * 96 =
+    192 columns (not a multiple of the tile, 128), 48 outputs (a 64-row tile, part empty), 200
+    (two 128-row tiles) and two groups of 96; a reduction of 45 is not a multiple of 8, so that
+    case keeps the default path (the same bits trivially, the fallback exercised)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    if torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("the mma path needs sm_80 or later (it falls back before)")
+    from twinops.library.deform_conv2d.declaration import _shapes
+
+    shapes, kwargs = _shapes(2, c_group * groups, *hw, c_out, (3, 3), groups=groups, padding=(1, 1))
+    xs = make(shapes, kwargs, dtype=dtype, spread=1.5)
+
+    def both(inputs):
+        out = []
+        for gemm in (None, "mma"):
+            if gemm is None:
+                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_GEMM", raising=False)
+            else:
+                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_GEMM", gemm)
+            out.append(deform_conv2d_op(*[t.cuda() if t is not None else None for t in inputs], **kwargs))
+        assert torch.equal(out[0].nan_to_num(7.0), out[1].nan_to_num(7.0))
+        return out[1]
+
+    y = both(xs)
+    want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)
+    _close(y, want, dtype, "mma GEMM")
     xs[0][0, 0, 4, 5], xs[0][1, 2, 0, 0] = INF, NAN
     y = both(xs)
     assert y.isnan().any() and y.isfinite().any()

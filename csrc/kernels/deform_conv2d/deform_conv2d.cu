@@ -29,6 +29,7 @@
 #include <mma.h>
 #include <type_traits>
 
+#include "../device_props.h"
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
 #include "../workspace.h"
@@ -112,6 +113,18 @@ constexpr float kSmallestSubnormal<__half> = 5.9604644775390625e-08f;
 template <>
 constexpr float kSmallestSubnormal<__nv_bfloat16> = 9.183549615799121e-41f;
 
+// A sampled column value v as two values of T: hi = T(v) and lo = T(v - hi) (see
+// gemm_tensor_cores). hi infinite (v infinite, or beyond T's range): lo 0, not inf - inf. lo is
+// never 0 for a nonzero v: an infinite A would add A * 0 = NaN where the float path's A * v is
+// infinite; T's smallest subnormal instead adds at most 2^-24 |A| (float16).
+template <typename T>
+__device__ __forceinline__ void split_column(float v, T& hi, T& lo) {
+  hi = store_as<T>(v);
+  const float h = load(&hi);
+  lo = store_as<T>(isinf(h) ? 0.0f : v - h);
+  if (v != 0.0f && load(&lo) == 0.0f) lo = store_as<T>(copysignf(kSmallestSubnormal<T>, v));
+}
+
 // The same product on tensor cores for T = __half / __nv_bfloat16 (sm_80 and later; earlier
 // architectures take gemm_simt), products summed in float32 by mma (wmma 16x16x16 fragments).
 // A is exact in T (weight or grad_output). B is too where Problem::kExactB; else (a sampled
@@ -156,15 +169,13 @@ __device__ __forceinline__ void gemm_tensor_cores(const Problem& pr, int64_t z) 
       const int br = e / kBN, bc = e % kBN;
       const int64_t c = c0 + bc, r = r0 + br;
       const float v = c < cols && r < re ? pr.b(z, r, bctx) : 0.0f;
-      const T hi = store_as<T>(v);
-      bs[br * LB + bc] = hi;
-      if constexpr (kParts == 2) {  // hi infinite (v infinite, or beyond T's range): not inf - inf
-        const float h = load(&hi);
-        T lo = store_as<T>(isinf(h) ? 0.0f : v - h);
-        // Never 0 for a nonzero v: an infinite A would add A * 0 = NaN where the float path's
-        // A * v is infinite. T's smallest subnormal instead adds at most 2^-24 |A| (float16).
-        if (v != 0.0f && load(&lo) == 0.0f) lo = store_as<T>(copysignf(kSmallestSubnormal<T>, v));
+      if constexpr (kParts == 2) {
+        T hi, lo;
+        split_column(v, hi, lo);
+        bs[br * LB + bc] = hi;
         bs[kTcBK * LB + br * LB + bc] = lo;
+      } else {
+        bs[br * LB + bc] = store_as<T>(v);
       }
     }
     __syncthreads();
@@ -310,8 +321,10 @@ struct ForwardProblem {
 // every channel, q = (n - n0) * P + pos. Thread x of the grid is column q (its position computed
 // once), channels c = blockIdx.y, + gridDim.y, ..., each channel's taps in turn (unrolled, so the
 // taps' offset and corner loads are in flight together): a warp's lanes are consecutive
-// positions, so the offset and mask reads and the column writes are contiguous.
-template <typename T>
+// positions, so the offset and mask reads and the column writes are contiguous. kSplit (the half
+// types' mma GEMM): the columns as two planes of T, hi then lo (split_column), each rows x cols,
+// in the same bytes as the float matrix.
+template <typename T, bool kSplit>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
                                                           const T* __restrict__ input, const T* __restrict__ offset,
                                                           const T* __restrict__ mask, int64_t n0, int64_t count,
@@ -322,15 +335,26 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
   const uint32_t taps = dv.taps.d;
   for (int64_t c = blockIdx.y; c < p.c_in; c += gridDim.y) {
     const int64_t plane = c * p.h * p.w, row0 = int64_t(dv.offset_channels.div(static_cast<uint32_t>(c))) * taps;
-    float* __restrict__ out = col + c * taps * cols + q;
+    const int64_t at = c * taps * cols + q;
 #pragma unroll 3
     for (uint32_t t = 0; t < taps; ++t) {
       const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
       const Tap tp{plane, row0 + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
-      out[t * cols] = column(p, input, offset, mask, tp, ps);
+      const float v = column(p, input, offset, mask, tp, ps);
+      if constexpr (kSplit) {
+        T hi, lo;
+        split_column(v, hi, lo);
+        T* planes = reinterpret_cast<T*>(col);
+        planes[at + t * cols] = hi;
+        planes[p.c_in * taps * cols + at + t * cols] = lo;
+      } else {
+        col[at + t * cols] = v;
+      }
     }
   }
 }
+
+#include "deform_conv2d_mma_gemm.cuh"  // the half types' forward GEMM on mma.sync (opt-in)
 
 // The columns' gradient of images [n0, n0 + count), group z: rows k of the group, columns
 // q = (n - n0) * P + pos, reduction o; gcol[(n - n0), g * K + k, pos].
@@ -596,7 +620,7 @@ using namespace kernels;
 size_t backward_workspace_bytes(const Params& p, const Wanted& want) { return layout(p, want).bytes; }
 
 // im2col_kernel over images [n0, n0 + count) (mask: null without p.has_mask).
-template <typename T>
+template <typename T, bool kSplit = false>
 cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, const T* offset, const T* mask,
                           int64_t n0, int64_t count, float* col, cudaStream_t stream) {
   const int64_t cols = count * p.positions();
@@ -605,7 +629,7 @@ cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, c
   const int64_t gx = (cols + kThreads - 1) / kThreads;
   const int64_t gy = std::min<int64_t>(p.c_in, kMaxGridZ);
   if (gx > 2147483647) return cudaErrorInvalidConfiguration;
-  im2col_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
+  im2col_kernel<T, kSplit><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
       p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
   return cudaGetLastError();
 }
@@ -619,11 +643,15 @@ size_t forward_workspace_bytes(const Params& p) {
   return std::min(static_cast<size_t>(p.n) * per, std::max(per, kColumnBudget));
 }
 
-// The float32 GEMMs in register tiles (gemm_simt_tiled), unless TWINOPS_DEFORM_CONV2D_GEMM=simple
-// asks for gemm_simt (the same bits; read per call, to compare them).
-static bool tiled_gemms() {
+// TWINOPS_DEFORM_CONV2D_GEMM (read per call, to compare them): unset or any other value, the
+// float32 GEMMs in register tiles (gemm_simt_tiled); "simple", gemm_simt's (the same bits);
+// "mma", as unset but the half types' forward on mma_gemm where it fits.
+enum class Gemm { kTiled, kSimple, kMma };
+static Gemm gemm_choice() {
   const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_GEMM");
-  return v == nullptr || std::strcmp(v, "simple") != 0;
+  if (v != nullptr && std::strcmp(v, "simple") == 0) return Gemm::kSimple;
+  if (v != nullptr && std::strcmp(v, "mma") == 0) return Gemm::kMma;
+  return Gemm::kTiled;
 }
 
 template <typename T>
@@ -634,12 +662,26 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   float* col = static_cast<float*>(workspace);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
-  const bool tiled = tiled_gemms();
+  const Gemm gemm = gemm_choice();
+  DeviceProps dev;
+  if (gemm == Gemm::kMma) {
+    if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
+  }
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
-    if (cudaError_t e = launch_im2col(p, dv, input, offset, mask, n0, count, col, stream); e != cudaSuccess) return e;
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream, tiled); e != cudaSuccess)
+    if constexpr (!std::is_same_v<T, float>) {
+      if (gemm == Gemm::kMma && mma_gemm::fits(p, dev, weight, col, count)) {
+        if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, mask, n0, count, col, stream);
+            e != cudaSuccess)
+          return e;
+        if (cudaError_t e = mma_gemm::launch(pr, col, stream); e != cudaSuccess) return e;
+        continue;
+      }
+    }
+    if (cudaError_t e = launch_im2col(p, dv, input, offset, mask, n0, count, col, stream); e != cudaSuccess) return e;
+    if (cudaError_t e = launch_gemm(pr, p.group_outputs(), cols, p.groups, stream, gemm != Gemm::kSimple);
+        e != cudaSuccess)
       return e;
   }
   return cudaSuccess;
@@ -676,7 +718,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   auto* frac = reinterpret_cast<int32_t*>(ws + L.frac);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
-  const bool tiled = tiled_gemms();
+  const bool tiled = gemm_choice() != Gemm::kSimple;
   int64_t s0 = 0;  // grad_weight's slices so far
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0);
