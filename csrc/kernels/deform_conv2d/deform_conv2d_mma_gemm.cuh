@@ -66,8 +66,8 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 // outputs: 4 m16 tiles by 4 (BM = 128) or 2 (BM = 64) n8 tiles each. At BM = 64 two blocks per
 // SM (at most 128 registers); at 128 one (148 registers: bounded to 128, ptxas spilled 124 bytes).
 template <typename T, int BM>
-__global__ void __launch_bounds__(kThreads, BM == 64 ? 2 : 1) forward_kernel(const ForwardProblem<T> pr, const T* __restrict__ hi,
-                                                           const T* __restrict__ lo, int64_t z0) {
+__global__ void __launch_bounds__(kThreads, BM == 64 ? 2 : 1)
+    forward_kernel(const ForwardProblem<T> pr, const T* __restrict__ hi, const T* __restrict__ lo, int64_t z0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
