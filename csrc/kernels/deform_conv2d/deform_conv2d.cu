@@ -333,6 +333,8 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
   if (q >= cols) return;
   const Position ps = position_of(p, dv, n0 * p.positions() + q);
   const uint32_t taps = dv.taps.d;
+  T* const hi_plane = reinterpret_cast<T*>(col);      // kSplit only
+  T* const lo_plane = hi_plane + p.c_in * taps * cols;
   for (int64_t c = blockIdx.y; c < p.c_in; c += gridDim.y) {
     const int64_t plane = c * p.h * p.w, row0 = int64_t(dv.offset_channels.div(static_cast<uint32_t>(c))) * taps;
     const int64_t at = c * taps * cols + q;
@@ -342,11 +344,10 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
       const Tap tp{plane, row0 + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
       const float v = column(p, input, offset, mask, tp, ps);
       if constexpr (kSplit) {
-        T hi, lo;
+        T hi, lo;  // in registers: split_column reads hi back
         split_column(v, hi, lo);
-        T* planes = reinterpret_cast<T*>(col);
-        planes[at + t * cols] = hi;
-        planes[p.c_in * taps * cols + at + t * cols] = lo;
+        hi_plane[at + t * cols] = hi;
+        lo_plane[at + t * cols] = lo;
       } else {
         col[at + t * cols] = v;
       }

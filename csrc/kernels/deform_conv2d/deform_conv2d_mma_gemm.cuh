@@ -169,7 +169,7 @@ cudaError_t launch(const ForwardProblem<T>& pr, const float* col, cudaStream_t s
   const int64_t rows = pr.p.group_outputs(), cols = pr.count * pr.p.positions(), problems = pr.p.groups;
   if (rows <= 0 || cols <= 0 || problems <= 0) return cudaSuccess;
   const T* hi = reinterpret_cast<const T*>(col);
-  const T* lo = hi + problems * pr.p.depth() * cols;
+  const T* lo = hi + pr.p.c_in * pr.p.taps() * cols;  // as im2col_kernel<T, true> wrote them
   const int64_t gx = (cols + kBN - 1) / kBN;
   const auto run = [&](auto tile_rows) -> cudaError_t {
     constexpr int BM = decltype(tile_rows)::value;
