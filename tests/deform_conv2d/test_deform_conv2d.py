@@ -367,6 +367,24 @@ def test_second_derivative_raises():
         g.sum().backward()
 
 
+def _same_bits(monkeypatch, gemm, inputs, kwargs, gy):
+    """The CUDA forward and every gradient (grad_output gy) with TWINOPS_DEFORM_CONV2D_GEMM=gemm and
+    with it unset (the default GEMMs) equal bit for bit (NaN where NaN); the default's output."""
+    out = []
+    for value in (gemm, None):
+        if value is None:
+            monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_GEMM", raising=False)
+        else:
+            monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_GEMM", value)
+        leaves = [t.cuda().requires_grad_() if t is not None else None for t in inputs]
+        y = deform_conv2d_op(*leaves, **kwargs)
+        y.backward(gy)
+        out.append([y.detach()] + [t.grad for t in leaves if t is not None])
+    for a, b in zip(*out):
+        assert torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))
+    return out[1][0]
+
+
 @pytest.mark.parametrize("c_out,groups,c_group", [(48, 1, 5), (200, 1, 8), (192, 2, 5)])
 def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_group):
     """The float32 GEMMs (forward, columns' gradient, grad_weight) in register tiles (the default)
@@ -384,19 +402,7 @@ def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_gro
     gy = torch.randn(2, c_out, 9, 11, generator=torch.Generator().manual_seed(2)).cuda()
 
     def both(inputs):
-        out = []
-        for gemm in ("simple", None):
-            if gemm is None:
-                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_GEMM", raising=False)
-            else:
-                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_GEMM", gemm)
-            leaves = [t.cuda().requires_grad_() if t is not None else None for t in inputs]
-            y = deform_conv2d_op(*leaves, **kwargs)
-            y.backward(gy)
-            out.append([y.detach()] + [t.grad for t in leaves if t is not None])
-        for a, b in zip(*out):
-            assert torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))
-        return out[1][0]
+        return _same_bits(monkeypatch, "simple", inputs, kwargs, gy)
 
     y = both(xs)
     want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)
@@ -408,15 +414,20 @@ def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_gro
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("c_out,groups,c_group,hw", [(48, 1, 8, (8, 12)), (200, 1, 8, (8, 12)),
-                                                      (192, 2, 16, (8, 12)), (64, 1, 5, (8, 8))])
-def test_cuda_mma_forward_gives_the_tensor_core_bits(monkeypatch, dtype, c_out, groups, c_group, hw):
-    """TWINOPS_DEFORM_CONV2D_GEMM=mma: the half types' forward on mma.sync from columns stored as
-    hi and lo planes sums each output as the default tensor-core path does (k16 steps ascending,
-    hi before lo, the same m16n8k16 products): the same bits, then with an infinite and a NaN
-    input. Reductions of 72 and 144 (16-byte rows; 72 not a multiple of the step, 32), 2 * 96 =
-    192 columns (not a multiple of the tile, 128), 48 outputs (a 64-row tile, part empty), 200
-    (two 128-row tiles) and two groups of 96; a reduction of 45 is not a multiple of 8, so that
-    case keeps the default path (the same bits trivially, the fallback exercised)."""
+                                                      (192, 2, 16, (8, 12)), (64, 1, 5, (8, 8)),
+                                                      (48, 1, 8, (9, 12)), (200, 1, 8, (80, 80))])
+def test_cuda_mma_gemms_give_the_tensor_core_bits(monkeypatch, dtype, c_out, groups, c_group, hw):
+    """The half types' GEMMs on mma.sync (the default: the forward, the columns' gradient and
+    grad_weight, the sampled columns stored as hi and lo planes) sum each output as the wmma
+    tensor-core path (TWINOPS_DEFORM_CONV2D_GEMM=tiled) does (k16 steps ascending from the same
+    first index, hi before lo, the same m16n8k16 products): the same output and gradients, bit for
+    bit, then with an infinite and a NaN input. Reductions of 72 and 144 (16-byte rows; 72 not a
+    multiple of the step, 32), 2 * 96 = 192 columns (not a multiple of the tile, 128), 48 outputs
+    (a 64-row tile, part empty), 200 (64-row tiles: 128-row ones would leave multiprocessors
+    idle), 200 over 2 * 80 * 80 columns (128-row tiles; grad_weight in two slices) and two groups
+    of 96. A reduction of 45 is not a multiple of 8, so that case keeps the wmma path
+    throughout; 9 * 12 = 108 positions are not either, so that case's backward keeps it (a chunk
+    of grad_output would span two images) while its forward (216 columns) takes mma."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     if torch.cuda.get_device_capability() < (8, 0):
@@ -425,17 +436,10 @@ def test_cuda_mma_forward_gives_the_tensor_core_bits(monkeypatch, dtype, c_out, 
 
     shapes, kwargs = _shapes(2, c_group * groups, *hw, c_out, (3, 3), groups=groups, padding=(1, 1))
     xs = make(shapes, kwargs, dtype=dtype, spread=1.5)
+    gy = torch.randn(2, c_out, *hw, generator=torch.Generator().manual_seed(2)).to("cuda", dtype)
 
     def both(inputs):
-        out = []
-        for gemm in (None, "mma"):
-            if gemm is None:
-                monkeypatch.delenv("TWINOPS_DEFORM_CONV2D_GEMM", raising=False)
-            else:
-                monkeypatch.setenv("TWINOPS_DEFORM_CONV2D_GEMM", gemm)
-            out.append(deform_conv2d_op(*[t.cuda() if t is not None else None for t in inputs], **kwargs))
-        assert torch.equal(out[0].nan_to_num(7.0), out[1].nan_to_num(7.0))
-        return out[1]
+        return _same_bits(monkeypatch, "tiled", inputs, kwargs, gy)
 
     y = both(xs)
     want = deform_conv2d_composite(*[t.double() if t is not None else None for t in xs], **kwargs)

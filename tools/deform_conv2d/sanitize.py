@@ -2,8 +2,9 @@
 
 Every CUDA dtype; with and without bias and mask; groups and offset_groups; non-square kernels
 with asymmetric stride, padding and dilation; offsets far outside the image, NaN and infinite;
-NaN and infinite inputs; an empty batch and no output channels; the half types' forward on
-the mma GEMM (TWINOPS_DEFORM_CONV2D_GEMM=mma) at shapes it takes, with tails on every axis.
+NaN and infinite inputs; an empty batch and no output channels; the half types' GEMMs on
+mma.sync (the default) and on wmma (TWINOPS_DEFORM_CONV2D_GEMM=tiled) at shapes the mma GEMMs
+take, with tails on every axis.
 ``quick``: one forward and backward (the GEMM tiles' shared memory and barriers, the fixed-point
 scatter).
 """
@@ -59,15 +60,20 @@ def cases(g: torch.Generator, quick: bool) -> int:
     for shapes, kw in (_shapes(0, 2, 4, 5, 3, (3, 3), padding=(1, 1)), _shapes(1, 2, 3, 3, 0, (3, 3), padding=(1, 1))):
         _run(_inputs(g, shapes, torch.float32), kw, g)  # empty batch, no output channels
         n += 1
-    # mma GEMM: reductions of 72 and 144 (multiples of 8, not of its step), 2 * 96 = 192 columns
-    # (not a multiple of its tile), 48 / 200 outputs (tiles of 64 and 128 rows, tails), two groups.
+    # mma GEMMs: reductions of 72 and 144 (multiples of 8, not of its step), 2 * 96 = 192 columns
+    # (not a multiple of its tile), 48 / 200 outputs (64-row tiles, tails), two groups; 200 outputs
+    # over 2 * 80 * 80 columns give 200 blocks of 128-row tiles (the launcher takes those where
+    # they fill the multiprocessors) and grad_weight two slices; 9 * 12 positions (not a multiple
+    # of 8): the forward on mma, the backward on wmma.
     mma = (_shapes(2, 8, 8, 12, 48, (3, 3), padding=(1, 1)), _shapes(2, 8, 8, 12, 200, (3, 3), padding=(1, 1)),
-           _shapes(2, 32, 8, 12, 192, (3, 3), groups=2, padding=(1, 1), bias=False))
-    with mock.patch.dict(os.environ, {"TWINOPS_DEFORM_CONV2D_GEMM": "mma"}):
+           _shapes(2, 32, 8, 12, 192, (3, 3), groups=2, padding=(1, 1), bias=False),
+           _shapes(2, 8, 80, 80, 200, (3, 3), padding=(1, 1)), _shapes(2, 8, 9, 12, 48, (3, 3), padding=(1, 1)))
+    for gemm in ("mma", "tiled"):
         for dtype in (torch.float16, torch.bfloat16):
             for shapes, kw in mma:
                 xs = _inputs(g, shapes, dtype)
                 xs[0].view(-1)[5] = float("inf")
-                _run(xs, kw, g)
+                with mock.patch.dict(os.environ, {"TWINOPS_DEFORM_CONV2D_GEMM": gemm}):
+                    _run(xs, kw, g)
                 n += 1
     return n

@@ -355,8 +355,6 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
   }
 }
 
-#include "deform_conv2d_mma_gemm.cuh"  // the half types' forward GEMM on mma.sync (opt-in)
-
 // The columns' gradient of images [n0, n0 + count), group z: rows k of the group, columns
 // q = (n - n0) * P + pos, reduction o; gcol[(n - n0), g * K + k, pos].
 template <typename T>
@@ -420,6 +418,8 @@ struct WeightGradProblem {
     partial[((s0 + s) * p.c_out + g * p.group_outputs() + o) * p.depth() + k] = acc;
   }
 };
+
+#include "deform_conv2d_mma_gemm.cuh"  // the half types' GEMMs on mma.sync
 
 // Tiles of 128 rows where a problem has more than 64 (each B tile is then read once per 128
 // outputs), else of 64; float32 in register tiles unless `tiled` is false.
@@ -645,14 +645,16 @@ size_t forward_workspace_bytes(const Params& p) {
 }
 
 // TWINOPS_DEFORM_CONV2D_GEMM (read per call, to compare them): unset or any other value, the
-// float32 GEMMs in register tiles (gemm_simt_tiled); "simple", gemm_simt's (the same bits);
-// "mma", as unset but the half types' forward on mma_gemm where it fits.
-enum class Gemm { kTiled, kSimple, kMma };
+// half types' forward on mma_gemm where it fits (else gemm_tensor_cores) and the float32 GEMMs
+// in register tiles (gemm_simt_tiled); "tiled", the same but the half types' forward always on
+// gemm_tensor_cores (the same bits as mma_gemm); "simple", gemm_simt's float32 GEMMs (the same
+// bits as the tiles).
+enum class Gemm { kMma, kTiled, kSimple };
 static Gemm gemm_choice() {
   const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_GEMM");
   if (v != nullptr && std::strcmp(v, "simple") == 0) return Gemm::kSimple;
-  if (v != nullptr && std::strcmp(v, "mma") == 0) return Gemm::kMma;
-  return Gemm::kTiled;
+  if (v != nullptr && std::strcmp(v, "tiled") == 0) return Gemm::kTiled;
+  return Gemm::kMma;
 }
 
 template <typename T>
@@ -665,18 +667,21 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   const int64_t chunk = chunk_images(p);
   const Gemm gemm = gemm_choice();
   DeviceProps dev;
-  if (gemm == Gemm::kMma) {
+  if (!std::is_same_v<T, float> && gemm == Gemm::kMma) {
     if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
   }
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if constexpr (!std::is_same_v<T, float>) {
-      if (gemm == Gemm::kMma && mma_gemm::fits(p, dev, weight, col, count)) {
+    if constexpr (!std::is_same_v<T, float>) {  // chunks of 8 along the reduction and the columns
+      if (gemm == Gemm::kMma && mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && cols % 8 == 0, {weight, col})) {
         if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, mask, n0, count, col, stream);
             e != cudaSuccess)
           return e;
-        if (cudaError_t e = mma_gemm::launch(pr, col, stream); e != cudaSuccess) return e;
+        const int64_t rows = p.c_in * p.taps();
+        const mma_gemm::Forward<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0), mma_gemm::plane<T>(col, rows, cols, 1)};
+        if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), cols, p.groups, dev, stream); e != cudaSuccess)
+          return e;
         continue;
       }
     }
@@ -719,28 +724,60 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   auto* frac = reinterpret_cast<int32_t*>(ws + L.frac);
   const Dividers dv(p);
   const int64_t chunk = chunk_images(p);
-  const bool tiled = gemm_choice() != Gemm::kSimple;
+  const Gemm gemm = gemm_choice();
+  const bool tiled = gemm != Gemm::kSimple;
+  // The half types' GEMMs on mma_gemm: chunks of 8 along the reduction and the positions (so
+  // that none of grad_output's spans two images), aligned bases.
+  bool mma = false;
+  DeviceProps dev;
+  if constexpr (!std::is_same_v<T, float>) {
+    if (gemm == Gemm::kMma && P > 0) {
+      if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
+      mma = mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && P % 8 == 0, {gout, weight, col});
+    }
+  }
   int64_t s0 = 0;  // grad_weight's slices so far
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
-    const int64_t count = std::min(chunk, p.n - n0);
+    const int64_t count = std::min(chunk, p.n - n0), cols = count * P;
     if (weights && P > 0) {
-      if (cudaError_t e = launch_im2col(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess) return e;
       const int64_t slices = chunk_slices(p, count);
       const WeightGradProblem<T> pr{p, gout, col, partial, n0, count, slices, kSliceLength, s0};
-      if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream, tiled);
-          e != cudaSuccess)
-        return e;
+      bool done = false;
+      if constexpr (!std::is_same_v<T, float>) {
+        if (mma) {
+          if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess)
+            return e;
+          const int64_t rows = p.c_in * kk;
+          const mma_gemm::WeightGrad<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0),
+                                           mma_gemm::plane<T>(col, rows, cols, 1)};
+          if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), p.depth(), p.groups * slices, dev, stream);
+              e != cudaSuccess)
+            return e;
+          done = true;
+        }
+      }
+      if (!done) {
+        if (cudaError_t e = launch_im2col(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess)
+          return e;
+        if (cudaError_t e = launch_gemm(pr, p.group_outputs(), p.depth(), p.groups * slices, stream, tiled);
+            e != cudaSuccess)
+          return e;
+      }
       s0 += slices;
     }
     if (!samples) continue;
     if (cudaError_t e = cudaMemsetAsync(ws + L.zero_begin, 0, L.zero_end - L.zero_begin, stream); e != cudaSuccess) return e;
     if (p.c_out == 0) {
-      if (cudaError_t e = cudaMemsetAsync(col, 0, sizeof(float) * count * p.c_in * kk * P, stream); e != cudaSuccess)
+      if (cudaError_t e = cudaMemsetAsync(col, 0, sizeof(float) * cols * p.c_in * kk, stream); e != cudaSuccess)
         return e;
     } else {
       const ColumnGradProblem<T> pr{p, gout, weight, col, n0, count};
-      if (cudaError_t e = launch_gemm(pr, p.depth(), count * P, p.groups, stream, tiled); e != cudaSuccess)
-        return e;
+      cudaError_t e = cudaSuccess;
+      if constexpr (!std::is_same_v<T, float>) {
+        if (mma) e = mma_gemm::launch(mma_gemm::ColumnGrad<T>{pr}, p.depth(), cols, p.groups, dev, stream);
+      }
+      if (!mma) e = launch_gemm(pr, p.depth(), cols, p.groups, stream, tiled);
+      if (e != cudaSuccess) return e;
     }
     if (want.input) {
       const int64_t per = std::max(p.c_in * kk * P, p.offset_groups * kk * P);
