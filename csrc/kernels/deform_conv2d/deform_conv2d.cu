@@ -317,39 +317,61 @@ struct ForwardProblem {
   }
 };
 
+// Channels of one offset group that an im2col thread samples at each tap: they share the tap's
+// offset, mask and corner weights, computed once for them.
+static int im2col_run() {  // EXPERIMENT
+  const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_IM2COL_RUN");
+  return v == nullptr ? 4 : std::atoi(v);
+}
+
 // col[k_abs, q] = column(k_abs, q) for the images [n0, n0 + count): k_abs = c * kh * kw + t over
 // every channel, q = (n - n0) * P + pos. Thread x of the grid is column q (its position computed
-// once), channels c = blockIdx.y, + gridDim.y, ..., each channel's taps in turn (unrolled, so the
-// taps' offset and corner loads are in flight together): a warp's lanes are consecutive
-// positions, so the offset and mask reads and the column writes are contiguous. kSplit (the half
-// types' mma GEMM): the columns as two planes of T, hi then lo (split_column), each rows x cols,
-// in the same bytes as the float matrix.
-template <typename T, bool kSplit>
+// once); grid rows r = blockIdx.y, + gridDim.y, ... are runs of up to kIm2colChannels channels of
+// one offset group, whose taps the thread walks in turn (unrolled, so the taps' offset and corner
+// loads are in flight together), each tap's corners serving the run's channels: the same floats as
+// column(). A warp's lanes are consecutive positions, so the offset and mask reads and the column
+// writes are contiguous. kSplit (the half types' mma GEMMs): the columns as two planes of T, hi
+// then lo (split_column), each rows x cols, in the same bytes as the float matrix.
+template <typename T, bool kSplit, int kIm2colChannels>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
                                                           const T* __restrict__ input, const T* __restrict__ offset,
                                                           const T* __restrict__ mask, int64_t n0, int64_t count,
                                                           float* __restrict__ col) {
-  const int64_t cols = count * p.positions(), q = blockIdx.x * int64_t(kThreads) + threadIdx.x;
+  const int64_t P = p.positions(), cols = count * P, q = blockIdx.x * int64_t(kThreads) + threadIdx.x;
   if (q >= cols) return;
-  const Position ps = position_of(p, dv, n0 * p.positions() + q);
+  const Position ps = position_of(p, dv, n0 * P + q);
   const uint32_t taps = dv.taps.d;
-  T* const hi_plane = reinterpret_cast<T*>(col);      // kSplit only
+  const int64_t oc = p.offset_channels(), runs = (oc + kIm2colChannels - 1) / kIm2colChannels;
+  T* const hi_plane = reinterpret_cast<T*>(col);  // kSplit only
   T* const lo_plane = hi_plane + p.c_in * taps * cols;
-  for (int64_t c = blockIdx.y; c < p.c_in; c += gridDim.y) {
-    const int64_t plane = c * p.h * p.w, row0 = int64_t(dv.offset_channels.div(static_cast<uint32_t>(c))) * taps;
-    const int64_t at = c * taps * cols + q;
+  const T* const image = input + ps.n * p.c_in * p.h * p.w;
+  for (int64_t r = blockIdx.y; r < p.offset_groups * runs; r += gridDim.y) {
+    const int64_t og = r / runs, c0 = og * oc + (r - og * runs) * kIm2colChannels;
+    const int64_t nc = std::min<int64_t>(kIm2colChannels, (og + 1) * oc - c0);
+    const int64_t row0 = (ps.n * p.offset_groups + og) * taps;  // as column(): (n, og, t) rows
 #pragma unroll 3
     for (uint32_t t = 0; t < taps; ++t) {
       const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
-      const Tap tp{plane, row0 + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
-      const float v = column(p, input, offset, mask, tp, ps);
-      if constexpr (kSplit) {
-        T hi, lo;  // in registers: split_column reads hi back
-        split_column(v, hi, lo);
-        hi_plane[at + t * cols] = hi;
-        lo_plane[at + t * cols] = lo;
-      } else {
-        col[at + t * cols] = v;
+      const int64_t row = row0 + t;
+      const float y = float(ps.y + int64_t(i) * p.dil_h) + load(offset + 2 * row * P + ps.pos);
+      const float x = float(ps.x + int64_t(j) * p.dil_w) + load(offset + (2 * row + 1) * P + ps.pos);
+      const Corners<float> cs = corners<float>(y, x, p.h, p.w);
+      const float m = p.has_mask ? load(mask + row * P + ps.pos) : 1.0f;
+#pragma unroll
+      for (int u = 0; u < kIm2colChannels; ++u) {
+        if (u >= nc) break;
+        const T* const plane = image + (c0 + u) * p.h * p.w;
+        const float v0 = corner_value(cs, [&](int64_t k) { return load(plane + k); });
+        const float v = p.has_mask ? __fmul_rn(m, v0) : v0;
+        const int64_t at = ((c0 + u) * taps + t) * cols + q;
+        if constexpr (kSplit) {
+          T hi, lo;  // in registers: split_column reads hi back
+          split_column(v, hi, lo);
+          hi_plane[at] = hi;
+          lo_plane[at] = lo;
+        } else {
+          col[at] = v;
+        }
       }
     }
   }
@@ -626,13 +648,23 @@ cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, c
                           int64_t n0, int64_t count, float* col, cudaStream_t stream) {
   const int64_t cols = count * p.positions();
   if (p.c_in * p.taps() <= 0 || cols <= 0) return cudaSuccess;
-  // A block row per channel (up to the grid's limit): each thread one channel's taps.
+  // A block row per run of channels (up to the grid's limit).
   const int64_t gx = (cols + kThreads - 1) / kThreads;
-  const int64_t gy = std::min<int64_t>(p.c_in, kMaxGridZ);
+  const auto go = [&](auto run) {
+    constexpr int kIm2colChannels = decltype(run)::value;
+  const int64_t runs = (p.offset_channels() + kIm2colChannels - 1) / kIm2colChannels;
+  const int64_t gy = std::min<int64_t>(p.offset_groups * runs, kMaxGridZ);
   if (gx > 2147483647) return cudaErrorInvalidConfiguration;
-  im2col_kernel<T, kSplit><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
+  im2col_kernel<T, kSplit, kIm2colChannels><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
       p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
   return cudaGetLastError();
+  };
+  switch (im2col_run()) {
+    case 1: return go(std::integral_constant<int, 1>{});
+    case 2: return go(std::integral_constant<int, 2>{});
+    case 8: return go(std::integral_constant<int, 8>{});
+    default: return go(std::integral_constant<int, 4>{});
+  }
 }
 
 // A bound, not the exact use (chunk_images(p) images' columns), so that it grows with every
