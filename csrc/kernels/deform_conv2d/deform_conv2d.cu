@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "../device_props.h"
+#include "../divider.cuh"
 #include "../dtype_convert.cuh"
 #include "../fixed_scatter.cuh"
 #include "../workspace.h"
@@ -223,43 +224,13 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_
   else gemm_simt<BM>(pr, z);
 }
 
-// n / d and n % d for 0 <= n < 2^31 by a multiply and a shift (the divisor fixed per launch):
-// m = floor(2^32 (2^s - d) / d) + 1 with 2^s >= d, q = (umulhi(n, m) + n) >> s.
-struct Divider {
-  uint32_t d = 1, m = 1, s = 0;
-  Divider() = default;
-  explicit Divider(int64_t divisor) : d(static_cast<uint32_t>(divisor > 1 ? divisor : 1)) {  // 0: nothing to divide
-    while ((uint64_t(1) << s) < d) ++s;
-    m = static_cast<uint32_t>(((uint64_t(1) << 32) * ((uint64_t(1) << s) - d)) / d + 1);
-  }
-  __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
-};
-
-// The divisors of a sample's coordinates: taps, kw, output width, C_in / offset_groups, each
+// The divisors of a sample's coordinates: taps, kw and output width, each
 // below 2^31 (the frontends bound every dimension).
 struct Dividers {
-  Divider taps, kw, w_out, offset_channels;
+  Divider taps, kw, w_out;
   explicit Dividers(const Params& p)
-      : taps(p.taps()), kw(p.kw), w_out(p.w_out), offset_channels(p.offset_channels()) {}
+      : taps(p.taps()), kw(p.kw), w_out(p.w_out) {}
 };
-
-// Where column k = c * kh * kw + t of group g reads: the channel's plane offset in an image, its
-// offset-and-mask row (offset group and tap) and the tap's displacement. tap_of and position_of
-// are sample_at (deform_conv2d.cuh) split into what depends on the row and on the column, so a
-// GEMM loader computes each once, with multiply-shift division.
-struct Tap {
-  int64_t plane;  // c_abs * H * W
-  int64_t row;    // og * kh * kw + t
-  int64_t dy, dx;  // i * dil_h, j * dil_w
-};
-
-__device__ __forceinline__ Tap tap_of(const Params& p, const Dividers& dv, int64_t g, int64_t k) {
-  const uint32_t c = dv.taps.div(static_cast<uint32_t>(k)), t = static_cast<uint32_t>(k) - c * dv.taps.d;
-  const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
-  const int64_t ca = g * p.group_channels() + c;
-  const uint32_t og = dv.offset_channels.div(static_cast<uint32_t>(ca));
-  return Tap{ca * p.h * p.w, int64_t(og) * p.taps() + t, int64_t(i) * p.dil_h, int64_t(j) * p.dil_w};
-}
 
 // Where output column q = n * P + pos reads: its image and position, and the undeformed corner.
 struct Position {
@@ -271,18 +242,6 @@ __device__ __forceinline__ Position position_of(const Params& p, const Dividers&
   const int64_t P = p.positions(), n = q / P, pos = q - n * P;
   const uint32_t oy = dv.w_out.div(static_cast<uint32_t>(pos)), ox = static_cast<uint32_t>(pos) - oy * dv.w_out.d;
   return Position{n, pos, int64_t(oy) * p.stride_h - p.pad_h, int64_t(ox) * p.stride_w - p.pad_w};
-}
-
-// The masked bilinear sample of tap k at position q, in float.
-template <typename T>
-__device__ __forceinline__ float column(const Params& p, const T* __restrict__ input, const T* __restrict__ offset,
-                                        const T* __restrict__ mask, const Tap& tp, const Position& ps) {
-  const int64_t P = p.positions(), row = ps.n * p.offset_groups * p.taps() + tp.row;
-  const float y = float(ps.y + tp.dy) + load(offset + 2 * row * P + ps.pos);
-  const float x = float(ps.x + tp.dx) + load(offset + (2 * row + 1) * P + ps.pos);
-  const T* plane = input + ps.n * p.c_in * p.h * p.w + tp.plane;
-  const float v = corner_value(corners<float>(y, x, p.h, p.w), [&](int64_t i) { return load(plane + i); });
-  return p.has_mask ? __fmul_rn(load(mask + row * P + ps.pos), v) : v;
 }
 
 // The GEMM loaders: a(z, m, r) and b(z, r, ctx) with ctx = b_context(z, c), since a thread
@@ -319,20 +278,18 @@ struct ForwardProblem {
 
 // Channels of one offset group that an im2col thread samples at each tap: they share the tap's
 // offset, mask and corner weights, computed once for them.
-static int im2col_run() {  // EXPERIMENT
-  const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_IM2COL_RUN");
-  return v == nullptr ? 4 : std::atoi(v);
-}
+// Eight measured fastest of 1, 2, 4 and 8 at every bench shape (docs/perf/deform_conv2d-notes.md).
+constexpr int kIm2colChannels = 8;
 
 // col[k_abs, q] = column(k_abs, q) for the images [n0, n0 + count): k_abs = c * kh * kw + t over
 // every channel, q = (n - n0) * P + pos. Thread x of the grid is column q (its position computed
 // once); grid rows r = blockIdx.y, + gridDim.y, ... are runs of up to kIm2colChannels channels of
 // one offset group, whose taps the thread walks in turn (unrolled, so the taps' offset and corner
-// loads are in flight together), each tap's corners serving the run's channels: the same floats as
-// column(). A warp's lanes are consecutive positions, so the offset and mask reads and the column
+// loads are in flight together), each tap's corners serving the run's channels (the masked
+// bilinear sample, in float, as the CPU kernel computes it). A warp's lanes are consecutive positions, so the offset and mask reads and the column
 // writes are contiguous. kSplit (the half types' mma GEMMs): the columns as two planes of T, hi
 // then lo (split_column), each rows x cols, in the same bytes as the float matrix.
-template <typename T, bool kSplit, int kIm2colChannels>
+template <typename T, bool kSplit>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
                                                           const T* __restrict__ input, const T* __restrict__ offset,
                                                           const T* __restrict__ mask, int64_t n0, int64_t count,
@@ -348,7 +305,7 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const 
   for (int64_t r = blockIdx.y; r < p.offset_groups * runs; r += gridDim.y) {
     const int64_t og = r / runs, c0 = og * oc + (r - og * runs) * kIm2colChannels;
     const int64_t nc = std::min<int64_t>(kIm2colChannels, (og + 1) * oc - c0);
-    const int64_t row0 = (ps.n * p.offset_groups + og) * taps;  // as column(): (n, og, t) rows
+    const int64_t row0 = (ps.n * p.offset_groups + og) * taps;  // offset and mask rows (n, og, t)
 #pragma unroll 3
     for (uint32_t t = 0; t < taps; ++t) {
       const uint32_t i = dv.kw.div(t), j = t - i * dv.kw.d;
@@ -650,21 +607,12 @@ cudaError_t launch_im2col(const Params& p, const Dividers& dv, const T* input, c
   if (p.c_in * p.taps() <= 0 || cols <= 0) return cudaSuccess;
   // A block row per run of channels (up to the grid's limit).
   const int64_t gx = (cols + kThreads - 1) / kThreads;
-  const auto go = [&](auto run) {
-    constexpr int kIm2colChannels = decltype(run)::value;
   const int64_t runs = (p.offset_channels() + kIm2colChannels - 1) / kIm2colChannels;
   const int64_t gy = std::min<int64_t>(p.offset_groups * runs, kMaxGridZ);
   if (gx > 2147483647) return cudaErrorInvalidConfiguration;
-  im2col_kernel<T, kSplit, kIm2colChannels><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
+  im2col_kernel<T, kSplit><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
       p, dv, input, offset, p.has_mask ? mask : nullptr, n0, count, col);
   return cudaGetLastError();
-  };
-  switch (im2col_run()) {
-    case 1: return go(std::integral_constant<int, 1>{});
-    case 2: return go(std::integral_constant<int, 2>{});
-    case 8: return go(std::integral_constant<int, 8>{});
-    default: return go(std::integral_constant<int, 4>{});
-  }
 }
 
 // A bound, not the exact use (chunk_images(p) images' columns), so that it grows with every
