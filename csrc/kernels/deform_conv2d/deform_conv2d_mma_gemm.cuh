@@ -73,10 +73,10 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
   }
 }
 
-// Where lane `lane` points ldmatrix.x4 for two 8-wide halves along `x` (rows m of A, or columns
-// n of B) and two along the reduction: the (x, k) offsets of its row within the 16 x 16 block.
-// K-contiguous tiles (rows x): matrices (x 0-7, k 0-7), (x 0-7, k 8-15) for A's (x 0-7, k 0-7),
-// (x 8-15, k 0-7) ... order below; rows of the reduction (kBK x rows) are read transposed.
+// ldmatrix.x4 loads four 8 x 8 matrices of a 16 x 16 block, lane l giving the address of row
+// l % 8 of matrix l / 8. Lanes is that row's (x, k) offset in the block, x along the operand's
+// outputs (m of A, n of B): a K-contiguous tile's rows are x (read as they are), the others'
+// rows are k (read transposed). The matrices' order is the fragments' below.
 struct Lanes {
   int x, k;
 };
