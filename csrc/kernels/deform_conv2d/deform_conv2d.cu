@@ -224,12 +224,11 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const Problem pr, int64_
   else gemm_simt<BM>(pr, z);
 }
 
-// The divisors of a sample's coordinates: taps, kw and output width, each
-// below 2^31 (the frontends bound every dimension).
+// The divisors of a sample's coordinates: taps, kw and output width, each below 2^31 (the
+// frontends bound every dimension).
 struct Dividers {
   Divider taps, kw, w_out;
-  explicit Dividers(const Params& p)
-      : taps(p.taps()), kw(p.kw), w_out(p.w_out) {}
+  explicit Dividers(const Params& p) : taps(p.taps()), kw(p.kw), w_out(p.w_out) {}
 };
 
 // Where output column q = n * P + pos reads: its image and position, and the undeformed corner.
@@ -277,8 +276,8 @@ struct ForwardProblem {
 };
 
 // Channels of one offset group that an im2col thread samples at each tap: they share the tap's
-// offset, mask and corner weights, computed once for them.
-// Eight measured fastest of 1, 2, 4 and 8 at every bench shape (docs/perf/deform_conv2d-notes.md).
+// offset, mask and corner weights, computed once for them. Eight measured fastest of 1, 2, 4
+// and 8 at every bench shape (docs/perf/deform_conv2d-notes.md).
 constexpr int kIm2colChannels = 8;
 
 // col[k_abs, q] = column(k_abs, q) for the images [n0, n0 + count): k_abs = c * kh * kw + t over
@@ -286,8 +285,8 @@ constexpr int kIm2colChannels = 8;
 // once); grid rows r = blockIdx.y, + gridDim.y, ... are runs of up to kIm2colChannels channels of
 // one offset group, whose taps the thread walks in turn (unrolled, so the taps' offset and corner
 // loads are in flight together), each tap's corners serving the run's channels (the masked
-// bilinear sample, in float, as the CPU kernel computes it). A warp's lanes are consecutive positions, so the offset and mask reads and the column
-// writes are contiguous. kSplit (the half types' mma GEMMs): the columns as two planes of T, hi
+// bilinear sample, in float, as the CPU kernel computes it). A warp's lanes are consecutive
+// positions, so the offset and mask reads and the column writes are contiguous. kSplit (the half types' mma GEMMs): the columns as two planes of T, hi
 // then lo (split_column), each rows x cols, in the same bytes as the float matrix.
 template <typename T, bool kSplit>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(const Params p, const Dividers dv,
@@ -625,10 +624,10 @@ size_t forward_workspace_bytes(const Params& p) {
 }
 
 // TWINOPS_DEFORM_CONV2D_GEMM (read per call, to compare them): unset or any other value, the
-// half types' forward on mma_gemm where it fits (else gemm_tensor_cores) and the float32 GEMMs
-// in register tiles (gemm_simt_tiled); "tiled", the same but the half types' forward always on
-// gemm_tensor_cores (the same bits as mma_gemm); "simple", gemm_simt's float32 GEMMs (the same
-// bits as the tiles).
+// half types' three GEMMs on mma_gemm where they fit (else gemm_tensor_cores) and the float32
+// GEMMs in register tiles (gemm_simt_tiled); "tiled", the same but the half types' GEMMs always
+// on gemm_tensor_cores (the same bits as mma_gemm); "simple", gemm_simt's float32 GEMMs (the
+// same bits as the tiles).
 enum class Gemm { kMma, kTiled, kSimple };
 static Gemm gemm_choice() {
   const char* v = std::getenv("TWINOPS_DEFORM_CONV2D_GEMM");
