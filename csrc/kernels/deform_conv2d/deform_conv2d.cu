@@ -657,9 +657,8 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
         if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, mask, n0, count, col, stream);
             e != cudaSuccess)
           return e;
-        const int64_t rows = p.c_in * p.taps();
-        const mma_gemm::Forward<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0), mma_gemm::plane<T>(col, rows, cols, 1)};
-        if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), cols, p.groups, dev, stream); e != cudaSuccess)
+        if (cudaError_t e = mma_gemm::launch(mma_gemm::Forward<T>(pr, col), p.group_outputs(), cols, p.groups, dev, stream);
+            e != cudaSuccess)
           return e;
         continue;
       }
@@ -726,9 +725,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
         if (mma) {
           if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess)
             return e;
-          const int64_t rows = p.c_in * kk;
-          const mma_gemm::WeightGrad<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0),
-                                           mma_gemm::plane<T>(col, rows, cols, 1)};
+          const mma_gemm::WeightGrad<T> op(pr, col);
           if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), p.depth(), p.groups * slices, dev, stream);
               e != cudaSuccess)
             return e;
@@ -753,7 +750,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
       const ColumnGradProblem<T> pr{p, gout, weight, col, n0, count};
       cudaError_t e = cudaSuccess;
       if constexpr (!std::is_same_v<T, float>) {
-        if (mma) e = mma_gemm::launch(mma_gemm::ColumnGrad<T>{pr}, p.depth(), cols, p.groups, dev, stream);
+        if (mma) e = mma_gemm::launch(mma_gemm::ColumnGrad<T>(pr), p.depth(), cols, p.groups, dev, stream);
       }
       if (!mma) e = launch_gemm(pr, p.depth(), cols, p.groups, stream, tiled);
       if (e != cudaSuccess) return e;

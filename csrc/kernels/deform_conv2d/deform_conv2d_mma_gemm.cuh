@@ -206,66 +206,87 @@ __host__ __device__ __forceinline__ const T* plane(const float* col, int64_t row
   return reinterpret_cast<const T*>(col) + h * rows * cols;
 }
 
-// out = weight (M x K per group, K-contiguous) x columns (K x Q, rows of the reduction).
+// The operands' shapes are computed once on the host (the Params' divisions would otherwise run
+// in every tile load).
+
+// out = weight (M x K per group, K-contiguous) x columns (K x N, rows of the reduction).
 template <typename T>
 struct Forward {
   using Elem = T;
   static constexpr bool kAK = true, kBK = false, kSplit = true;
   ForwardProblem<T> pr;
   const T *hi, *lo;
-  __device__ int64_t rows() const { return pr.p.group_outputs(); }
-  __device__ int64_t cols() const { return pr.count * pr.p.positions(); }
+  int64_t M, K, N;
+  Forward(const ForwardProblem<T>& pr, const float* col)
+      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), N(pr.count * pr.p.positions()) {
+    hi = plane<T>(col, pr.p.c_in * pr.p.taps(), N, 0), lo = plane<T>(col, pr.p.c_in * pr.p.taps(), N, 1);
+  }
+  __device__ int64_t rows() const { return M; }
+  __device__ int64_t cols() const { return N; }
   __device__ int64_t r_begin(int64_t) const { return 0; }
-  __device__ int64_t r_end(int64_t) const { return pr.p.depth(); }
-  __device__ const T* a(int64_t g, int64_t o, int64_t k) const {
-    return pr.weight + (g * rows() + o) * pr.p.depth() + k;
-  }
-  __device__ const T* b(int64_t g, int h, int64_t k, int64_t q) const {
-    return (h ? lo : hi) + (g * pr.p.depth() + k) * cols() + q;
-  }
+  __device__ int64_t r_end(int64_t) const { return K; }
+  __device__ const T* a(int64_t g, int64_t o, int64_t k) const { return pr.weight + (g * M + o) * K + k; }
+  __device__ const T* b(int64_t g, int h, int64_t k, int64_t q) const { return (h ? lo : hi) + (g * K + k) * N + q; }
   __device__ void store(int64_t g, int64_t o, int64_t q, float v) const { pr.store(g, o, q, v); }
 };
 
-// gcol = weight^T (K x M per group: weight's rows are the reduction) x grad_output (M x Q, an
+// Column q of grad_output's row o (of the group's first channel at gout0) for a chunk's column
+// q = n * P + pos: a 32-bit division (the chunk's columns are below 2^31).
+template <typename T>
+__device__ __forceinline__ const T* gout_at(const T* gout0, int64_t c_out, uint32_t P, int64_t o, int64_t q) {
+  const uint32_t n = static_cast<uint32_t>(q) / P;
+  return gout0 + (int64_t(n) * c_out + o) * P + (q - int64_t(n) * P);
+}
+
+// gcol = weight^T (K x M per group: weight's rows are the reduction) x grad_output (M x N, an
 // image's positions contiguous).
 template <typename T>
 struct ColumnGrad {
   using Elem = T;
   static constexpr bool kAK = false, kBK = false, kSplit = false;
   ColumnGradProblem<T> pr;
-  __device__ int64_t rows() const { return pr.p.depth(); }
-  __device__ int64_t cols() const { return pr.count * pr.p.positions(); }
+  int64_t M, K, N, c_out;
+  uint32_t P;
+  explicit ColumnGrad(const ColumnGradProblem<T>& pr)
+      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), N(pr.count * pr.p.positions()), c_out(pr.p.c_out),
+        P(static_cast<uint32_t>(pr.p.positions())) {}
+  __device__ int64_t rows() const { return K; }
+  __device__ int64_t cols() const { return N; }
   __device__ int64_t r_begin(int64_t) const { return 0; }
-  __device__ int64_t r_end(int64_t) const { return pr.p.group_outputs(); }
-  __device__ const T* a(int64_t g, int64_t k, int64_t o) const {
-    return pr.weight + (g * pr.p.group_outputs() + o) * pr.p.depth() + k;
-  }
+  __device__ int64_t r_end(int64_t) const { return M; }
+  __device__ const T* a(int64_t g, int64_t k, int64_t o) const { return pr.weight + (g * M + o) * K + k; }
   __device__ const T* b(int64_t g, int, int64_t o, int64_t q) const {
-    const uint32_t P = static_cast<uint32_t>(pr.p.positions()), n = static_cast<uint32_t>(q) / P;
-    return pr.gout + ((pr.n0 + n) * pr.p.c_out + g * pr.p.group_outputs() + o) * P + (q - int64_t(n) * P);
+    return gout_at(pr.gout + (pr.n0 * c_out + g * M) * P, c_out, P, o, q);
   }
   __device__ void store(int64_t g, int64_t k, int64_t q, float v) const { pr.store(g, k, q, v); }
 };
 
-// grad_weight's slice partials = grad_output (M x Q, K-contiguous along positions) x columns^T
-// (the columns' rows are the outputs, K-contiguous); z = group * slices + slice.
+// grad_weight's slice partials = grad_output (M x length, K-contiguous along positions) x
+// columns^T (the columns' rows are the outputs, K-contiguous); z = group * slices + slice.
 template <typename T>
 struct WeightGrad {
   using Elem = T;
   static constexpr bool kAK = true, kBK = true, kSplit = true;
   WeightGradProblem<T> pr;
   const T *hi, *lo;
-  __device__ int64_t rows() const { return pr.rows(); }
-  __device__ int64_t cols() const { return pr.p.depth(); }
-  __device__ int64_t r_begin(int64_t z) const { return pr.r_begin(z); }
-  __device__ int64_t r_end(int64_t z) const { return pr.r_end(z); }
+  int64_t M, K, length, c_out;
+  uint32_t P;
+  Divider slices;  // z / slices: the group
+  WeightGrad(const WeightGradProblem<T>& pr, const float* col)
+      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), length(pr.count * pr.p.positions()), c_out(pr.p.c_out),
+        P(static_cast<uint32_t>(pr.p.positions())), slices(pr.slices) {
+    hi = plane<T>(col, pr.p.c_in * pr.p.taps(), length, 0), lo = plane<T>(col, pr.p.c_in * pr.p.taps(), length, 1);
+  }
+  __device__ int64_t group(int64_t z) const { return slices.div(static_cast<uint32_t>(z)); }
+  __device__ int64_t rows() const { return M; }
+  __device__ int64_t cols() const { return K; }
+  __device__ int64_t r_begin(int64_t z) const { return (z - group(z) * pr.slices) * pr.slice_length; }
+  __device__ int64_t r_end(int64_t z) const { return std::min(r_begin(z) + pr.slice_length, length); }
   __device__ const T* a(int64_t z, int64_t o, int64_t q) const {
-    const uint32_t P = static_cast<uint32_t>(pr.p.positions()), n = static_cast<uint32_t>(q) / P;
-    const int64_t g = z / pr.slices;
-    return pr.gout + ((pr.n0 + n) * pr.p.c_out + g * pr.p.group_outputs() + o) * P + (q - int64_t(n) * P);
+    return gout_at(pr.gout + (pr.n0 * c_out + group(z) * M) * P, c_out, P, o, q);
   }
   __device__ const T* b(int64_t z, int h, int64_t q, int64_t k) const {
-    return (h ? lo : hi) + ((z / pr.slices) * pr.p.depth() + k) * pr.length() + q;
+    return (h ? lo : hi) + (group(z) * K + k) * length + q;
   }
   __device__ void store(int64_t z, int64_t o, int64_t k, float v) const { pr.store(z, o, k, v); }
 };
