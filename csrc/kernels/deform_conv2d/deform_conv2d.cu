@@ -652,8 +652,8 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if constexpr (!std::is_same_v<T, float>) {  // chunks of 8 along the reduction and the columns
-      if (gemm == Gemm::kMma && mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && cols % 8 == 0, {weight, col})) {
+    if constexpr (!std::is_same_v<T, float>) {
+      if (gemm == Gemm::kMma && mma_gemm::fits<T>(dev)) {
         if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, mask, n0, count, col, stream);
             e != cudaSuccess)
           return e;
@@ -704,14 +704,13 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   const int64_t chunk = chunk_images(p);
   const Gemm gemm = gemm_choice();
   const bool tiled = gemm != Gemm::kSimple;
-  // The half types' GEMMs on mma_gemm: chunks of 8 along the reduction and the positions (so
-  // that none of grad_output's spans two images), aligned bases.
+  // The half types' GEMMs on mma_gemm (any shape: see deform_conv2d_mma_gemm.cuh).
   bool mma = false;
   DeviceProps dev;
   if constexpr (!std::is_same_v<T, float>) {
     if (gemm == Gemm::kMma && P > 0) {
       if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
-      mma = mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && P % 8 == 0, {gout, weight, col});
+      mma = mma_gemm::fits<T>(dev);
     }
   }
   int64_t s0 = 0;  // grad_weight's slices so far
