@@ -110,10 +110,12 @@ def test_random_input_is_seeded_and_device_independent():
 # ---------------------------------------------------------------------------------------
 
 def _pytest(tmp_path, files, *args, env=None):
+    """A plain pytest run in tmp_path: the outer run's PYTEST_ADDOPTS (CI's -n) stays out of it."""
     for name, text in files.items():
         (tmp_path / name).write_text(text)
+    base = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args],
-                          cwd=tmp_path, capture_output=True, text=True, env={**os.environ, **(env or {})})
+                          cwd=tmp_path, capture_output=True, text=True, env={**base, **(env or {})})
 
 
 CONFTEST = 'pytest_plugins = ["twinops.testing.pytest_plugin"]\n'
