@@ -415,8 +415,7 @@ def test_cuda_float32_gemms_give_the_same_bits(monkeypatch, c_out, groups, c_gro
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("c_out,groups,c_group,hw", [(48, 1, 8, (8, 12)), (200, 1, 8, (8, 12)),
                                                       (192, 2, 16, (8, 12)), (64, 1, 5, (8, 8)),
-                                                      (48, 1, 8, (9, 12)), (40, 1, 5, (7, 9)),
-                                                      (200, 1, 8, (80, 80))])
+                                                      (48, 1, 8, (9, 12)), (200, 1, 8, (80, 80))])
 def test_cuda_mma_gemms_give_the_tensor_core_bits(monkeypatch, dtype, c_out, groups, c_group, hw):
     """The half types' GEMMs on mma.sync (the default: the forward, the columns' gradient and
     grad_weight, the sampled columns stored as hi and lo planes) sum each output as the wmma
@@ -426,10 +425,9 @@ def test_cuda_mma_gemms_give_the_tensor_core_bits(monkeypatch, dtype, c_out, gro
     multiple of the step, 32), 2 * 96 = 192 columns (not a multiple of the tile, 128), 48 outputs
     (a 64-row tile, part empty), 200 (64-row tiles: 128-row ones would leave multiprocessors
     idle), 200 over 2 * 80 * 80 columns (128-row tiles; grad_weight in two slices) and two groups
-    of 96. Operands whose chunks of 8 are not exact go element by element: a reduction of 45
-    (the weight's rows), 9 * 12 = 108 positions (a chunk of grad_output would span two images;
-    the forward's 216 columns stay exact) and 7 * 9 = 63 positions with a reduction of 45 (every
-    operand inexact, the columns' rows 126 long)."""
+    of 96. A reduction of 45 is not a multiple of 8, so that case keeps the wmma path
+    throughout; 9 * 12 = 108 positions are not either, so that case's backward keeps it (a chunk
+    of grad_output would span two images) while its forward (216 columns) takes mma."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
     if torch.cuda.get_device_capability() < (8, 0):

@@ -652,13 +652,14 @@ cudaError_t forward_cuda(const Params& p, const T* input, const T* offset, const
   for (int64_t n0 = 0; n0 < p.n; n0 += chunk) {
     const int64_t count = std::min(chunk, p.n - n0), cols = count * p.positions();
     const ForwardProblem<T> pr{p, col, weight, p.has_bias ? bias : nullptr, out, n0, count};
-    if constexpr (!std::is_same_v<T, float>) {
-      if (gemm == Gemm::kMma && mma_gemm::fits<T>(dev)) {
+    if constexpr (!std::is_same_v<T, float>) {  // chunks of 8 along the reduction and the columns
+      if (gemm == Gemm::kMma && mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && cols % 8 == 0, {weight, col})) {
         if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, mask, n0, count, col, stream);
             e != cudaSuccess)
           return e;
-        if (cudaError_t e = mma_gemm::launch(mma_gemm::Forward<T>(pr, col), p.group_outputs(), cols, p.groups, dev, stream);
-            e != cudaSuccess)
+        const int64_t rows = p.c_in * p.taps();
+        const mma_gemm::Forward<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0), mma_gemm::plane<T>(col, rows, cols, 1)};
+        if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), cols, p.groups, dev, stream); e != cudaSuccess)
           return e;
         continue;
       }
@@ -704,13 +705,14 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
   const int64_t chunk = chunk_images(p);
   const Gemm gemm = gemm_choice();
   const bool tiled = gemm != Gemm::kSimple;
-  // The half types' GEMMs on mma_gemm (any shape: see deform_conv2d_mma_gemm.cuh).
+  // The half types' GEMMs on mma_gemm: chunks of 8 along the reduction and the positions (so
+  // that none of grad_output's spans two images), aligned bases.
   bool mma = false;
   DeviceProps dev;
   if constexpr (!std::is_same_v<T, float>) {
     if (gemm == Gemm::kMma && P > 0) {
       if (cudaError_t e = current_device_props(&dev); e != cudaSuccess) return e;
-      mma = mma_gemm::fits<T>(dev);
+      mma = mma_gemm::fits<T>(dev, p.depth() % 8 == 0 && P % 8 == 0, {gout, weight, col});
     }
   }
   int64_t s0 = 0;  // grad_weight's slices so far
@@ -724,7 +726,9 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
         if (mma) {
           if (cudaError_t e = launch_im2col<T, true>(p, dv, input, offset, m, n0, count, col, stream); e != cudaSuccess)
             return e;
-          const mma_gemm::WeightGrad<T> op(pr, col);
+          const int64_t rows = p.c_in * kk;
+          const mma_gemm::WeightGrad<T> op{pr, mma_gemm::plane<T>(col, rows, cols, 0),
+                                           mma_gemm::plane<T>(col, rows, cols, 1)};
           if (cudaError_t e = mma_gemm::launch(op, p.group_outputs(), p.depth(), p.groups * slices, dev, stream);
               e != cudaSuccess)
             return e;
@@ -749,7 +753,7 @@ cudaError_t backward_cuda(const Params& p, const T* gout, const T* input, const 
       const ColumnGradProblem<T> pr{p, gout, weight, col, n0, count};
       cudaError_t e = cudaSuccess;
       if constexpr (!std::is_same_v<T, float>) {
-        if (mma) e = mma_gemm::launch(mma_gemm::ColumnGrad<T>(pr), p.depth(), cols, p.groups, dev, stream);
+        if (mma) e = mma_gemm::launch(mma_gemm::ColumnGrad<T>{pr}, p.depth(), cols, p.groups, dev, stream);
       }
       if (!mma) e = launch_gemm(pr, p.depth(), cols, p.groups, stream, tiled);
       if (e != cudaSuccess) return e;

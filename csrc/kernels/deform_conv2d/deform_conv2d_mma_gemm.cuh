@@ -7,12 +7,9 @@
 // float32. Each output adds the k16 steps of its reduction in ascending order from the same
 // first index, hi before lo, as gemm_tensor_cores' 16x16x16 fragments do (two m16n8k16 products
 // each), so both paths give the same bits. A chunk is 8 elements along an operand's contiguous
-// axis. An operand is exact where every chunk lies wholly inside or wholly outside the problem,
-// at a 16-byte aligned address and, for grad_output, within one image: its chunks go by
-// cp.async. Otherwise (H_out * W_out or the reduction not a multiple of 8, an unaligned base)
-// its chunks are read element by element (copy8), each element inside or zero: the same tile,
-// so the same sums. Included by deform_conv2d.cu inside its `kernels` namespace, after the
-// problems and split_column.
+// axis that lie wholly inside or wholly outside the problem (fits); where they would not, or the
+// bases are not 16-byte aligned, the GEMM takes gemm_tensor_cores. Included by deform_conv2d.cu
+// inside its `kernels` namespace, after the problems and split_column.
 #pragma once
 
 namespace mma_gemm {
@@ -41,19 +38,6 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 // 16 bytes from src, or zeros where !in (src is then only a valid address, not read).
 __device__ __forceinline__ void copy16(uint32_t dst, const void* src, bool in) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 16 : 0));
-}
-// A chunk of 8 elements at dst (16-byte aligned), element e read from addr(e) where row_in and
-// first + e < bound, else 0. Plain loads: the stage's barrier before its use orders the stores.
-template <typename T, typename Addr>
-__device__ __forceinline__ void copy8(T* dst, bool row_in, int64_t first, int64_t bound, const Addr& addr) {
-  uint32_t w[4];
-#pragma unroll
-  for (int e = 0; e < 8; e += 2) {
-    const uint32_t a = row_in && first + e < bound ? __ldg(reinterpret_cast<const unsigned short*>(addr(e))) : 0u;
-    const uint32_t b = row_in && first + e + 1 < bound ? __ldg(reinterpret_cast<const unsigned short*>(addr(e + 1))) : 0u;
-    w[e / 2] = a | (b << 16);
-  }
-  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -116,8 +100,8 @@ __device__ __forceinline__ int at(int x, int k) {
 }
 
 // Problem z's BM x kBN output tile. Op: rows(), cols(), r_begin(z), r_end(z); a(z, m, r) and
-// b(z, h, r, n), the address of an element (kAK / kBK: the operand contiguous along the
-// reduction, else along m or n); a_exact, b_exact (see the top); store(z, m, n, v). Eight warps of 64 x (kBN / (8 / (BM / 64)))
+// b(z, h, r, n), the first of 8 elements along the operand's contiguous axis (kAK / kBK: the
+// reduction, else m or n); store(z, m, n, v). Eight warps of 64 x (kBN / (8 / (BM / 64)))
 // outputs: 4 m16 tiles by 4 (BM = 128) or 2 (BM = 64) n8 tiles each. At BM = 64 two blocks per
 // SM (at most 128 registers); at 128 one.
 template <class Op, int BM>
@@ -142,15 +126,8 @@ __global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, BM == 64 ?
 #pragma unroll
     for (int c = tid; c < BM * (kBK / 8); c += kThreads) {
       const int x = Op::kAK ? c / (kBK / 8) : (c % (BM / 8)) * 8, k = Op::kAK ? (c % (kBK / 8)) * 8 : c / (BM / 8);
-      T* const dst = as + at<Op::kAK, BM>(x, k);
-      if (op.a_exact) {
-        const bool in = m0 + x < M && r0 + k < re;
-        copy16(smem_addr(dst), op.a(z, in ? m0 + x : 0, in ? r0 + k : rb), in);
-      } else if constexpr (Op::kAK) {
-        copy8(dst, m0 + x < M, r0 + k, re, [&](int e) { return op.a(z, m0 + x, r0 + k + e); });
-      } else {
-        copy8(dst, r0 + k < re, m0 + x, M, [&](int e) { return op.a(z, m0 + x + e, r0 + k); });
-      }
+      const bool in = m0 + x < M && r0 + k < re;
+      copy16(smem_addr(as + at<Op::kAK, BM>(x, k)), op.a(z, in ? m0 + x : 0, in ? r0 + k : rb), in);
     }
 #pragma unroll
     for (int h = 0; h < kParts; ++h) {
@@ -158,15 +135,8 @@ __global__ void __launch_bounds__(kThreads, arch_min_blocks(kThreads, BM == 64 ?
 #pragma unroll
       for (int c = tid; c < kBN * (kBK / 8); c += kThreads) {
         const int x = Op::kBK ? c / (kBK / 8) : (c % (kBN / 8)) * 8, k = Op::kBK ? (c % (kBK / 8)) * 8 : c / (kBN / 8);
-        T* const dst = bs + at<Op::kBK, kBN>(x, k);
-        if (op.b_exact) {
-          const bool in = n0 + x < N && r0 + k < re;
-          copy16(smem_addr(dst), op.b(z, h, in ? r0 + k : rb, in ? n0 + x : 0), in);
-        } else if constexpr (Op::kBK) {
-          copy8(dst, n0 + x < N, r0 + k, re, [&](int e) { return op.b(z, h, r0 + k + e, n0 + x); });
-        } else {
-          copy8(dst, r0 + k < re, n0 + x, N, [&](int e) { return op.b(z, h, r0 + k, n0 + x + e); });
-        }
+        const bool in = n0 + x < N && r0 + k < re;
+        copy16(smem_addr(bs + at<Op::kBK, kBN>(x, k)), op.b(z, h, in ? r0 + k : rb, in ? n0 + x : 0), in);
       }
     }
   };
@@ -236,106 +206,78 @@ __host__ __device__ __forceinline__ const T* plane(const float* col, int64_t row
   return reinterpret_cast<const T*>(col) + h * rows * cols;
 }
 
-// The operands' shapes are computed once on the host (the Params' divisions would otherwise run
-// in every tile load), and so is each operand's exactness: rows of a multiple of 8 elements from
-// a 16-byte aligned base.
-inline bool exact(const void* base, int64_t row) { return reinterpret_cast<uintptr_t>(base) % 16 == 0 && row % 8 == 0; }
-
-// out = weight (M x K per group, K-contiguous) x columns (K x N, rows of the reduction).
+// out = weight (M x K per group, K-contiguous) x columns (K x Q, rows of the reduction).
 template <typename T>
 struct Forward {
   using Elem = T;
   static constexpr bool kAK = true, kBK = false, kSplit = true;
   ForwardProblem<T> pr;
   const T *hi, *lo;
-  int64_t M, K, N;
-  bool a_exact, b_exact;
-  Forward(const ForwardProblem<T>& pr, const float* col)
-      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), N(pr.count * pr.p.positions()) {
-    hi = plane<T>(col, pr.p.c_in * pr.p.taps(), N, 0), lo = plane<T>(col, pr.p.c_in * pr.p.taps(), N, 1);
-    a_exact = exact(pr.weight, K), b_exact = exact(hi, N) && exact(lo, N);
-  }
-  __device__ int64_t rows() const { return M; }
-  __device__ int64_t cols() const { return N; }
+  __device__ int64_t rows() const { return pr.p.group_outputs(); }
+  __device__ int64_t cols() const { return pr.count * pr.p.positions(); }
   __device__ int64_t r_begin(int64_t) const { return 0; }
-  __device__ int64_t r_end(int64_t) const { return K; }
-  __device__ const T* a(int64_t g, int64_t o, int64_t k) const { return pr.weight + (g * M + o) * K + k; }
-  __device__ const T* b(int64_t g, int h, int64_t k, int64_t q) const { return (h ? lo : hi) + (g * K + k) * N + q; }
+  __device__ int64_t r_end(int64_t) const { return pr.p.depth(); }
+  __device__ const T* a(int64_t g, int64_t o, int64_t k) const {
+    return pr.weight + (g * rows() + o) * pr.p.depth() + k;
+  }
+  __device__ const T* b(int64_t g, int h, int64_t k, int64_t q) const {
+    return (h ? lo : hi) + (g * pr.p.depth() + k) * cols() + q;
+  }
   __device__ void store(int64_t g, int64_t o, int64_t q, float v) const { pr.store(g, o, q, v); }
 };
 
-// Column q of grad_output's row o (of the group's first channel at gout0) for a chunk's column
-// q = n * P + pos (the chunk's columns are below 2^31). Exact where P % 8 == 0: no chunk of 8
-// columns then spans two images.
-template <typename T>
-__device__ __forceinline__ const T* gout_at(const T* gout0, int64_t c_out, const Divider& P, int64_t o, int64_t q) {
-  const uint32_t n = P.div(static_cast<uint32_t>(q));
-  return gout0 + (int64_t(n) * c_out + o) * P.d + (q - int64_t(n) * P.d);
-}
-template <typename T>
-bool gout_exact(const T* gout, int64_t P) { return exact(gout, P); }
-
-// gcol = weight^T (K x M per group: weight's rows are the reduction) x grad_output (M x N, an
+// gcol = weight^T (K x M per group: weight's rows are the reduction) x grad_output (M x Q, an
 // image's positions contiguous).
 template <typename T>
 struct ColumnGrad {
   using Elem = T;
   static constexpr bool kAK = false, kBK = false, kSplit = false;
   ColumnGradProblem<T> pr;
-  int64_t M, K, N, c_out;
-  Divider P;
-  bool a_exact, b_exact;
-  explicit ColumnGrad(const ColumnGradProblem<T>& pr)
-      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), N(pr.count * pr.p.positions()), c_out(pr.p.c_out),
-        P(pr.p.positions()), a_exact(exact(pr.weight, K)), b_exact(gout_exact(pr.gout, pr.p.positions())) {}
-  __device__ int64_t rows() const { return K; }
-  __device__ int64_t cols() const { return N; }
+  __device__ int64_t rows() const { return pr.p.depth(); }
+  __device__ int64_t cols() const { return pr.count * pr.p.positions(); }
   __device__ int64_t r_begin(int64_t) const { return 0; }
-  __device__ int64_t r_end(int64_t) const { return M; }
-  __device__ const T* a(int64_t g, int64_t k, int64_t o) const { return pr.weight + (g * M + o) * K + k; }
+  __device__ int64_t r_end(int64_t) const { return pr.p.group_outputs(); }
+  __device__ const T* a(int64_t g, int64_t k, int64_t o) const {
+    return pr.weight + (g * pr.p.group_outputs() + o) * pr.p.depth() + k;
+  }
   __device__ const T* b(int64_t g, int, int64_t o, int64_t q) const {
-    return gout_at(pr.gout + (pr.n0 * c_out + g * M) * P.d, c_out, P, o, q);
+    const uint32_t P = static_cast<uint32_t>(pr.p.positions()), n = static_cast<uint32_t>(q) / P;
+    return pr.gout + ((pr.n0 + n) * pr.p.c_out + g * pr.p.group_outputs() + o) * P + (q - int64_t(n) * P);
   }
   __device__ void store(int64_t g, int64_t k, int64_t q, float v) const { pr.store(g, k, q, v); }
 };
 
-// grad_weight's slice partials = grad_output (M x length, K-contiguous along positions) x
-// columns^T (the columns' rows are the outputs, K-contiguous); z = group * slices + slice.
+// grad_weight's slice partials = grad_output (M x Q, K-contiguous along positions) x columns^T
+// (the columns' rows are the outputs, K-contiguous); z = group * slices + slice.
 template <typename T>
 struct WeightGrad {
   using Elem = T;
   static constexpr bool kAK = true, kBK = true, kSplit = true;
   WeightGradProblem<T> pr;
   const T *hi, *lo;
-  int64_t M, K, length, c_out;
-  Divider P;
-  Divider slices;  // z / slices: the group
-  bool a_exact, b_exact;
-  WeightGrad(const WeightGradProblem<T>& pr, const float* col)
-      : pr(pr), M(pr.p.group_outputs()), K(pr.p.depth()), length(pr.count * pr.p.positions()), c_out(pr.p.c_out),
-        P(pr.p.positions()), slices(pr.slices) {
-    hi = plane<T>(col, pr.p.c_in * pr.p.taps(), length, 0), lo = plane<T>(col, pr.p.c_in * pr.p.taps(), length, 1);
-    a_exact = gout_exact(pr.gout, pr.p.positions()), b_exact = exact(hi, length) && exact(lo, length);
-  }
-  __device__ int64_t group(int64_t z) const { return slices.div(static_cast<uint32_t>(z)); }
-  __device__ int64_t rows() const { return M; }
-  __device__ int64_t cols() const { return K; }
-  __device__ int64_t r_begin(int64_t z) const { return (z - group(z) * pr.slices) * pr.slice_length; }
-  __device__ int64_t r_end(int64_t z) const { return std::min(r_begin(z) + pr.slice_length, length); }
+  __device__ int64_t rows() const { return pr.rows(); }
+  __device__ int64_t cols() const { return pr.p.depth(); }
+  __device__ int64_t r_begin(int64_t z) const { return pr.r_begin(z); }
+  __device__ int64_t r_end(int64_t z) const { return pr.r_end(z); }
   __device__ const T* a(int64_t z, int64_t o, int64_t q) const {
-    return gout_at(pr.gout + (pr.n0 * c_out + group(z) * M) * P.d, c_out, P, o, q);
+    const uint32_t P = static_cast<uint32_t>(pr.p.positions()), n = static_cast<uint32_t>(q) / P;
+    const int64_t g = z / pr.slices;
+    return pr.gout + ((pr.n0 + n) * pr.p.c_out + g * pr.p.group_outputs() + o) * P + (q - int64_t(n) * P);
   }
   __device__ const T* b(int64_t z, int h, int64_t q, int64_t k) const {
-    return (h ? lo : hi) + (group(z) * K + k) * length + q;
+    return (h ? lo : hi) + ((z / pr.slices) * pr.p.depth() + k) * pr.length() + q;
   }
   __device__ void store(int64_t z, int64_t o, int64_t k, float v) const { pr.store(z, o, k, v); }
 };
 
-// Whether the GEMMs can run here: a device of sm_80 or later with the shared memory (any shapes
-// and bases: inexact operands go element by element).
+// Whether a GEMM can run here: a device of sm_80 or later with the shared memory, `shapes` (the
+// caller's: every chunk of 8 wholly inside or outside its operand, and none of grad_output's
+// spanning two images) and 16-byte aligned bases.
 template <typename T>
-bool fits(const DeviceProps& dev) {
-  return dev.major >= 8 && dev.smem_optin_per_block >= int64_t(smem_bytes<WeightGrad<T>, 128>());
+bool fits(const DeviceProps& dev, bool shapes, std::initializer_list<const void*> bases) {
+  for (const void* q : bases)
+    if (reinterpret_cast<uintptr_t>(q) % 16 != 0) return false;
+  return shapes && dev.major >= 8 && dev.smem_optin_per_block >= int64_t(smem_bytes<WeightGrad<T>, 128>());
 }
 
 // Problems [0, problems) of op over rows x cols outputs. Tiles of 128 rows where there are more

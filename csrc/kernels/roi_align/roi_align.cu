@@ -158,39 +158,6 @@ __device__ __forceinline__ void each_table_sample(const RoiTables<Acc>& t, int p
   }
 }
 
-// Bin (ph, pw)'s sum of samples from the tables (not yet divided by the count), in
-// each_table_sample's order and with its roundings. The samples go in groups of kGather: a group's
-// 4 * kGather tap loads are all issued before its first addition, so a thread waits for memory
-// once per group rather than once per sample (a bin of sampling_ratio 2 is one group).
-constexpr int kGather = 4;
-template <typename Acc, typename Read>
-__device__ __forceinline__ Acc table_bin_value(const RoiTables<Acc>& t, int ph, int pw, const Read& read) {
-  const int y0 = t.y_start[ph], x0 = t.x_start[pw], nx = t.x_start[pw + 1] - x0;
-  const int total = (t.y_start[ph + 1] - y0) * nx;
-  Acc sum = Acc(0);
-  int a = 0, b = 0;  // the next sample's (iy, ix) within the bin
-  for (int s0 = 0; s0 < total; s0 += kGather) {
-    bool on[kGather];
-    Acc w[kGather][4], v[kGather][4];
-#pragma unroll
-    for (int j = 0; j < kGather; ++j) {
-      on[j] = s0 + j < total;
-      if (!on[j]) continue;
-      const AxisEntry<Acc> Y = t.y[y0 + a], X = t.x[x0 + b];
-      if (++b == nx) b = 0, ++a;
-      on[j] = Y.ok && X.ok;
-      if (!on[j]) continue;
-      w[j][0] = mul_rn(Y.h, X.h), w[j][1] = mul_rn(Y.h, X.l), w[j][2] = mul_rn(Y.l, X.h), w[j][3] = mul_rn(Y.l, X.l);
-      v[j][0] = read(Y.lo + X.lo), v[j][1] = read(Y.lo + X.hi), v[j][2] = read(Y.hi + X.lo), v[j][3] = read(Y.hi + X.hi);
-    }
-#pragma unroll
-    for (int j = 0; j < kGather; ++j)
-      if (on[j])
-        sum += mul_rn(w[j][0], v[j][0]) + mul_rn(w[j][1], v[j][1]) + mul_rn(w[j][2], v[j][2]) + mul_rn(w[j][3], v[j][3]);
-  }
-  return sum;
-}
-
 // Channels per block of the table kernels: about kTableOutputs (channel, bin) pairs per block.
 constexpr int64_t kTableOutputs = 1024;
 inline int64_t channels_per_block(const Params& p) {
@@ -198,11 +165,10 @@ inline int64_t channels_per_block(const Params& p) {
   return std::max<int64_t>(1, std::min<int64_t>(p.c, (kTableOutputs + bins - 1) / bins));
 }
 
-// Avg mode. Block (k, chunk): roi k = blockIdx.x, channels [chunk * cpb, + cpb). Three blocks
-// per SM: 78 registers without spills (ptxas -v, sm_90; table_bin_value's gathered taps spill at
-// four blocks' 64); the scatter's 120 would spill.
+// Avg mode. Block (k, chunk): roi k = blockIdx.x, channels [chunk * cpb, + cpb). Four blocks
+// per SM: 64 registers without spills (ptxas -v, sm_90); the scatter's 119 would spill.
 template <typename T, typename I>
-__global__ void __launch_bounds__(kThreads, 3)
+__global__ void __launch_bounds__(kThreads, 4)
     forward_avg_kernel(const Params p, LevelPtrs<const T> feats, const T* __restrict__ rois,
                        const I* __restrict__ batch, T* __restrict__ out, int64_t cpb) {
   using Acc = typename OpMath<T>::type;
@@ -214,22 +180,21 @@ __global__ void __launch_bounds__(kThreads, 3)
   const Roi<Acc>& r = t.roi;
   const Level& L = p.level[r.level];
   const int64_t* os = p.out_stride;
-  if (t.fits) {  // block-uniform; tables imply PH, PW <= kBinCap, so the block's indices fit 32 bits
-    const int nb = static_cast<int>(bins), npw = static_cast<int>(p.pw);
-    const Acc count = r.grid_h * r.grid_w;
-    for (int i = threadIdx.x; i < static_cast<int>(n); i += blockDim.x) {
-      const int cl = i / nb, b = i - cl * nb, ph = b / npw, pw = b - ph * npw;
-      const int64_t c = c0 + cl;
-      const T* plane = feat + (r.ok ? r.batch * L.stride[0] + c * L.stride[1] : 0);
-      const Acc v = table_bin_value(t, ph, pw, [&](int64_t off) { return static_cast<Acc>(load(plane + off)); });
-      out[k * os[0] + c * os[1] + ph * os[2] + pw * os[3]] = store_as<T>(v / count);
-    }
-    return;
-  }
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const int64_t c = c0 + i / bins, b = i % bins, ph = b / p.pw, pw = b % p.pw;
     const T* plane = feat + (r.ok ? r.batch * L.stride[0] + c * L.stride[1] : 0);
-    const Acc v = bin_value(p, r, ph, pw, [&](int64_t off) { return static_cast<Acc>(load(plane + off)); });
+    const auto read = [&](int64_t off) { return static_cast<Acc>(load(plane + off)); };
+    Acc v;
+    if (t.fits) {
+      Acc sum = Acc(0);
+      each_table_sample(t, static_cast<int>(ph), static_cast<int>(pw), [&](const int64_t* o, const Acc* w) {
+        sum += mul_rn(w[0], read(o[0])) + mul_rn(w[1], read(o[1])) + mul_rn(w[2], read(o[2])) +
+               mul_rn(w[3], read(o[3]));
+      });
+      v = sum / (r.grid_h * r.grid_w);
+    } else {
+      v = bin_value(p, r, ph, pw, read);
+    }
     out[k * os[0] + c * os[1] + ph * os[2] + pw * os[3]] = store_as<T>(v);
   }
 }
@@ -320,9 +285,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t bins = q.ph * q.pw, n = (cpb < q.c - c0 ? cpb : q.c - c0) * bins;
   const int64_t* os = q.out_stride;
   const Acc count = r.grid_h * r.grid_w;
-  // One output element's contributions; ph, pw and c from 32-bit indices where the tables fit
-  // (as in forward_avg_kernel), else from 64-bit ones.
-  const auto element = [&](int64_t c, int64_t ph, int64_t pw) {
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const int64_t c = c0 + i / bins, b = i % bins, ph = b / q.pw, pw = b % q.pw;
     const Acc g = static_cast<Acc>(load(gout + k * os[0] + c * os[1] + ph * os[2] + pw * os[3]));
     const int64_t base = (r.batch * q.c + c) * L.h * L.w;
     const int f = frac[c];
@@ -334,15 +298,6 @@ __global__ void __launch_bounds__(kThreads)
     } else {  // avg mode reads no input
       bin_grad(q, r, ph, pw, g, [](int64_t) { return Acc(0); }, add);
     }
-  };
-  if (t.fits) {
-    const int nb = static_cast<int>(bins), npw = static_cast<int>(q.pw);
-    for (int i = threadIdx.x; i < static_cast<int>(n); i += blockDim.x) {
-      const int cl = i / nb, b = i - cl * nb, ph = b / npw;
-      element(c0 + cl, ph, b - ph * npw);
-    }
-  } else {
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) element(c0 + i / bins, (i % bins) / q.pw, i % q.pw);
   }
 }
 
